@@ -1,0 +1,45 @@
+//! Builds the first-party routers for wasm32-wasip2 and embeds them (see src/lib.rs).
+
+use std::path::PathBuf;
+
+/// (package, plugin name) of each first-party router.
+const ROUTERS: &[(&str, &str)] = &[
+    ("scryer-navigation", "navigation"),
+    ("scryer-admin", "admin"),
+];
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let workspace = manifest_dir.join("../..").canonicalize().unwrap();
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    for watched in ["plugins", "wit", "Cargo.lock"] {
+        println!(
+            "cargo:rerun-if-changed={}",
+            workspace.join(watched).display()
+        );
+    }
+    let target_root =
+        scryer_wasm_build::target_dir_from_out_dir(&out_dir).unwrap_or_else(|| out_dir.clone());
+    let cargo = PathBuf::from(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let packages: Vec<&str> = ROUTERS.iter().map(|(p, _)| *p).collect();
+    let built = scryer_wasm_build::build_components(
+        &cargo,
+        &workspace,
+        &target_root.join("scryer-wasm"),
+        &packages,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut table = String::from(
+        "/// (plugin name, component bytes) of every first-party router.\npub static ROUTERS: &[(&str, &[u8])] = &[\n",
+    );
+    for ((_, name), path) in ROUTERS.iter().zip(built) {
+        let dest = out_dir.join(format!("{name}.wasm"));
+        std::fs::copy(&path, &dest).unwrap();
+        table.push_str(&format!(
+            "    ({name:?}, include_bytes!({:?})),\n",
+            dest.display().to_string()
+        ));
+    }
+    table.push_str("];\n");
+    std::fs::write(out_dir.join("routers.rs"), table).unwrap();
+}

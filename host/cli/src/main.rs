@@ -1,0 +1,271 @@
+//! `scryer`: the command line. Parses flags, builds the server, picks the transport.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use rmcp::ServiceExt;
+use scryer_runtime::{CacheOutcome, Grants, Limits};
+use scryer_server::{Format, PluginSource, Server, ServerConfig, SessionOptions};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+#[derive(Parser)]
+#[command(
+    name = "scryer",
+    version,
+    about = "Code intelligence for coding agents, over MCP."
+)]
+struct Cli {
+    /// The database file (default: $XDG_DATA_HOME/scryer/index.db).
+    #[arg(long, global = true, env = "SCRYER_DB")]
+    db: Option<PathBuf>,
+    /// Where compiled router code is cached (default: $XDG_CACHE_HOME/scryer/compiled).
+    #[arg(long, global = true, env = "SCRYER_COMPILE_CACHE")]
+    compile_cache: Option<PathBuf>,
+    /// Compile routers on every start instead of using the cache.
+    #[arg(long, global = true)]
+    no_compile_cache: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Json,
+    Text,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (what an agent runs).
+    Serve {
+        /// Default answer budget in tokens (a call's max_tokens still wins).
+        #[arg(long)]
+        max_tokens: Option<u32>,
+        /// Project to make active for the session (slug, id or root path).
+        #[arg(long)]
+        project: Option<String>,
+        /// Answer format unless a call asks otherwise.
+        #[arg(long, value_enum, default_value = "json")]
+        format: FormatArg,
+        /// An extra router component to load (granted index-read, file-read, tokens, log).
+        #[arg(long = "plugin", value_name = "FILE.wasm")]
+        plugins: Vec<PathBuf>,
+    },
+    /// Index a directory now and print what was found.
+    Index {
+        /// The project root.
+        path: PathBuf,
+    },
+    /// Inspect plugins.
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Load every plugin and list it with its tools and how its code was obtained.
+    List {
+        /// An extra router component to load, as `serve --plugin` would.
+        #[arg(long = "plugin", value_name = "FILE.wasm")]
+        plugins: Vec<PathBuf>,
+    },
+}
+
+fn default_db() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("scryer")
+        .join("index.db")
+}
+
+fn default_compile_cache() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("scryer")
+        .join("compiled")
+}
+
+fn first_query_wait() -> Result<Duration> {
+    match std::env::var("SCRYER_FIRST_QUERY_WAIT") {
+        Err(_) => Ok(Duration::from_secs(20)),
+        Ok(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| *s >= 0.0 && s.is_finite())
+            .map(Duration::from_secs_f64)
+            .with_context(|| {
+                format!("SCRYER_FIRST_QUERY_WAIT={v:?}: accepted is a number of seconds, 0 or more")
+            }),
+    }
+}
+
+async fn build_server(cli: &Cli, extra_plugins: &[PathBuf]) -> Result<Server> {
+    let limits = Limits::from_env().map_err(anyhow::Error::msg)?;
+    let mut plugins: Vec<PluginSource> = scryer_builtin_plugins::ROUTERS
+        .iter()
+        .map(|(name, wasm)| PluginSource {
+            label: (*name).to_string(),
+            wasm: wasm.to_vec(),
+            grants: if *name == "admin" {
+                Grants::admin()
+            } else {
+                Grants::router()
+            },
+        })
+        .collect();
+    for path in extra_plugins {
+        plugins.push(PluginSource {
+            label: path.display().to_string(),
+            wasm: scryer_runtime::read_plugin_file(path)?,
+            grants: Grants::router(),
+        });
+    }
+    let compile_cache = if cli.no_compile_cache {
+        None
+    } else {
+        Some(
+            cli.compile_cache
+                .clone()
+                .unwrap_or_else(default_compile_cache),
+        )
+    };
+    Server::start(ServerConfig {
+        db_path: cli.db.clone().unwrap_or_else(default_db),
+        compile_cache,
+        limits,
+        plugins,
+        first_query_wait: first_query_wait()?,
+    })
+    .await
+}
+
+/// Standard input with invalid UTF-8 replaced (U+FFFD), line by line, so one bad byte
+/// in a message costs that message's strings, not the message or the session.
+fn sanitized_stdin() -> tokio::io::DuplexStream {
+    let (reader, mut writer) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin());
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match stdin.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let text = String::from_utf8_lossy(&line);
+                    if writer.write_all(text.as_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = writer.shutdown().await;
+    });
+    reader
+}
+
+async fn serve(
+    cli: &Cli,
+    max_tokens: Option<u32>,
+    project: Option<String>,
+    format: FormatArg,
+    plugins: &[PathBuf],
+) -> Result<()> {
+    let server = build_server(cli, plugins).await?;
+    let options = SessionOptions {
+        max_tokens,
+        format: match format {
+            FormatArg::Json => Format::Json,
+            FormatArg::Text => Format::Text,
+        },
+        project,
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let session = server.open_session(cwd, options).await?;
+    let handler = server.mcp_session(session);
+    let running = handler
+        .serve((sanitized_stdin(), tokio::io::stdout()))
+        .await
+        .context("starting the MCP session")?;
+    let _ = running.waiting().await;
+    server.close_session(session);
+    Ok(())
+}
+
+async fn index(cli: &Cli, path: &std::path::Path) -> Result<()> {
+    let server = build_server(cli, &[]).await?;
+    let p = server.index_path(path).await?;
+    match &p.last_error {
+        Some(e) => anyhow::bail!("indexing {} failed: {e}", p.root),
+        None => {
+            println!(
+                "{}: indexed {} in {} ms",
+                p.slug,
+                p.root,
+                p.last_index_ms.unwrap_or_default()
+            );
+            Ok(())
+        }
+    }
+}
+
+async fn plugin_list(cli: &Cli, extra: &[PathBuf]) -> Result<()> {
+    let server = build_server(cli, extra).await?;
+    for p in server.registry().plugins() {
+        let how = match p.cache_outcome {
+            CacheOutcome::Hit => "cache hit",
+            CacheOutcome::Miss => "compiled",
+            CacheOutcome::Rejected => "corrupt cache entry, recompiled",
+            CacheOutcome::Disabled => "compiled, no cache",
+        };
+        let tools: Vec<&str> = p
+            .description
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        let grants: Vec<&str> = p.grants.iter().map(|c| c.name()).collect();
+        println!(
+            "{} {}: {} [{}] ({how}, {} ms)",
+            p.name(),
+            p.description.version,
+            tools.join(", "),
+            grants.join(", "),
+            p.load_time.as_millis()
+        );
+    }
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    // Logs go to stderr: stdout is the MCP channel.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SCRYER_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        match &cli.command {
+            Command::Serve {
+                max_tokens,
+                project,
+                format,
+                plugins,
+            } => serve(&cli, *max_tokens, project.clone(), *format, plugins).await,
+            Command::Index { path } => index(&cli, path).await,
+            Command::Plugin {
+                command: PluginCommand::List { plugins },
+            } => plugin_list(&cli, plugins).await,
+        }
+    })
+}

@@ -1,0 +1,776 @@
+//! The turso database: schema, project registry, and the stored index.
+//!
+//! Architecture invariant: this is the only crate that writes SQL. Everything above it
+//! speaks in the row types defined here.
+//!
+//! turso lets one process open a database file; scryer's server is that process.
+
+mod schema;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use turso::{Connection, Value};
+
+pub use schema::SCHEMA_VERSION;
+
+/// A registered project.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectRow {
+    pub id: i64,
+    pub slug: String,
+    /// Canonical absolute path.
+    pub root: String,
+    pub crate_name: Option<String>,
+    pub indexed_at: Option<String>,
+    /// False while an index run is writing (or was interrupted while writing).
+    pub index_complete: bool,
+    pub last_index_ms: Option<i64>,
+    pub last_error: Option<String>,
+}
+
+/// A definition as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolRow {
+    pub name: String,
+    pub kind: String,
+    pub qualified_name: String,
+    pub owner: Option<String>,
+    pub signature: String,
+    pub docstring: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub name_line: u32,
+    pub name_column: u32,
+    /// Filled on reads: the file's path relative to the project root.
+    pub file_path: String,
+}
+
+/// A usage site as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefRow {
+    pub name: String,
+    pub kind: String,
+    pub line: u32,
+    pub column: u32,
+    pub qualifier: Option<String>,
+    pub enclosing_symbol: String,
+    /// Filled on reads.
+    pub file_path: String,
+}
+
+/// A source file as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileRow {
+    pub id: i64,
+    pub path: String,
+    pub content_hash: String,
+    pub size: i64,
+    pub language: String,
+    pub parse_errors: bool,
+    pub line_count: i64,
+}
+
+/// Everything written for one file in one index run.
+#[derive(Clone, Debug)]
+pub struct FileWrite {
+    pub path: String,
+    pub content_hash: String,
+    pub size: i64,
+    pub language: String,
+    pub parse_errors: bool,
+    pub line_count: i64,
+    pub symbols: Vec<SymbolRow>,
+    pub references: Vec<RefRow>,
+}
+
+/// Counts for one project.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    pub files: u32,
+    pub parse_failures: u32,
+    pub symbols: u32,
+    pub references: u32,
+}
+
+#[derive(Clone)]
+pub struct Db {
+    database: turso::Database,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("path", &self.path).finish()
+    }
+}
+
+/// The current time as RFC 3339 UTC.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default()
+}
+
+fn text(v: Value) -> Option<String> {
+    match v {
+        Value::Text(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn int(v: Value) -> Option<i64> {
+    match v {
+        Value::Integer(i) => Some(i),
+        _ => None,
+    }
+}
+
+fn col(row: &turso::Row, i: usize) -> Result<Value> {
+    row.get_value(i).map_err(anyhow::Error::from)
+}
+
+fn opt_text<T: Into<String>>(v: Option<T>) -> Value {
+    match v {
+        Some(s) => Value::Text(s.into()),
+        None => Value::Null,
+    }
+}
+
+const PROJECT_COLUMNS: &str =
+    "id, slug, root, crate_name, indexed_at, index_complete, last_index_ms, last_error";
+
+fn project_from(row: &turso::Row) -> Result<ProjectRow> {
+    Ok(ProjectRow {
+        id: int(col(row, 0)?).unwrap_or_default(),
+        slug: text(col(row, 1)?).unwrap_or_default(),
+        root: text(col(row, 2)?).unwrap_or_default(),
+        crate_name: text(col(row, 3)?),
+        indexed_at: text(col(row, 4)?),
+        index_complete: int(col(row, 5)?).unwrap_or(0) != 0,
+        last_index_ms: int(col(row, 6)?),
+        last_error: text(col(row, 7)?),
+    })
+}
+
+const SYMBOL_COLUMNS: &str = "s.name, s.kind, s.qualified_name, s.owner, s.signature, s.docstring, \
+     s.start_line, s.end_line, s.name_line, s.name_column, f.path";
+
+fn symbol_from(row: &turso::Row) -> Result<SymbolRow> {
+    Ok(SymbolRow {
+        name: text(col(row, 0)?).unwrap_or_default(),
+        kind: text(col(row, 1)?).unwrap_or_default(),
+        qualified_name: text(col(row, 2)?).unwrap_or_default(),
+        owner: text(col(row, 3)?),
+        signature: text(col(row, 4)?).unwrap_or_default(),
+        docstring: text(col(row, 5)?),
+        start_line: int(col(row, 6)?).unwrap_or(0) as u32,
+        end_line: int(col(row, 7)?).unwrap_or(0) as u32,
+        name_line: int(col(row, 8)?).unwrap_or(0) as u32,
+        name_column: int(col(row, 9)?).unwrap_or(0) as u32,
+        file_path: text(col(row, 10)?).unwrap_or_default(),
+    })
+}
+
+impl Db {
+    /// Opens (creating if needed) the database file and applies the schema.
+    pub async fn open(path: &Path) -> Result<Db> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let path_str = path
+            .to_str()
+            .with_context(|| format!("database path {} is not UTF-8", path.display()))?;
+        let database = turso::Builder::new_local(path_str)
+            .build()
+            .await
+            .with_context(|| format!("opening database {}", path.display()))?;
+        let db = Db {
+            database,
+            path: path.to_path_buf(),
+        };
+        db.migrate().await?;
+        Ok(db)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A new connection. Connections are cheap; readers take their own so they never
+    /// wait behind a writer's transaction.
+    pub fn connect(&self) -> Result<Connection> {
+        self.database
+            .connect()
+            .context("connecting to the database")
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        let conn = self.connect()?;
+        for stmt in schema::STATEMENTS {
+            conn.execute(stmt, ()).await.with_context(|| {
+                format!("applying schema: {}", stmt.lines().next().unwrap_or(stmt))
+            })?;
+        }
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) \
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (SCHEMA_VERSION.to_string(),),
+        )
+        .await?;
+        Ok(())
+    }
+
+    // ---- projects ------------------------------------------------------------------
+
+    pub async fn projects(&self) -> Result<Vec<ProjectRow>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                format!("SELECT {PROJECT_COLUMNS} FROM project ORDER BY slug"),
+                (),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(project_from(&row)?);
+        }
+        Ok(out)
+    }
+
+    pub async fn project(&self, id: i64) -> Result<Option<ProjectRow>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                format!("SELECT {PROJECT_COLUMNS} FROM project WHERE id = ?1"),
+                (id,),
+            )
+            .await?;
+        match rows.next().await? {
+            Some(row) => Ok(Some(project_from(&row)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// A project by slug, numeric id or root path (exact, after trimming a trailing `/`).
+    pub async fn project_by_selector(&self, selector: &str) -> Result<Option<ProjectRow>> {
+        let sel = selector.trim();
+        let sel = if sel.len() > 1 {
+            sel.trim_end_matches('/')
+        } else {
+            sel
+        };
+        let all = self.projects().await?;
+        let by_id = sel.parse::<i64>().ok();
+        Ok(all
+            .into_iter()
+            .find(|p| p.slug == sel || p.root == sel || Some(p.id) == by_id))
+    }
+
+    /// Registers `root` (canonical, absolute) or returns the existing registration. The
+    /// slug is the directory name, made unique with a numeric suffix.
+    pub async fn register_project(
+        &self,
+        root: &str,
+        crate_name: Option<&str>,
+    ) -> Result<ProjectRow> {
+        if let Some(p) = self.projects().await?.into_iter().find(|p| p.root == root) {
+            return Ok(p);
+        }
+        let base = Path::new(root)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| !n.is_empty())
+            .unwrap_or("project")
+            .to_string();
+        let taken: Vec<String> = self.projects().await?.into_iter().map(|p| p.slug).collect();
+        let mut slug = base.clone();
+        let mut n = 2;
+        while taken.contains(&slug) {
+            slug = format!("{base}-{n}");
+            n += 1;
+        }
+        let conn = self.connect()?;
+        conn.execute(
+            "INSERT INTO project (slug, root, crate_name, registered_at) VALUES (?1, ?2, ?3, ?4)",
+            (slug.as_str(), root, opt_text(crate_name), now_rfc3339()),
+        )
+        .await?;
+        self.project_by_selector(&slug)
+            .await?
+            .context("project vanished right after registration")
+    }
+
+    /// Marks the start of an index run: answers must not claim completeness until
+    /// [`Db::finish_index_run`].
+    pub async fn start_index_run(&self, project_id: i64) -> Result<()> {
+        let conn = self.connect()?;
+        conn.execute(
+            "UPDATE project SET index_complete = 0 WHERE id = ?1",
+            (project_id,),
+        )
+        .await?;
+        Ok(())
+    }
+
+    pub async fn finish_index_run(
+        &self,
+        project_id: i64,
+        elapsed_ms: i64,
+        error: Option<&str>,
+    ) -> Result<()> {
+        let conn = self.connect()?;
+        conn.execute(
+            "UPDATE project SET index_complete = ?2, indexed_at = ?3, last_index_ms = ?4, last_error = ?5 WHERE id = ?1",
+            (
+                project_id,
+                i64::from(error.is_none()),
+                now_rfc3339(),
+                elapsed_ms,
+                opt_text(error),
+            ),
+        )
+        .await?;
+        Ok(())
+    }
+
+    // ---- files ---------------------------------------------------------------------
+
+    /// Every indexed file of a project, by relative path.
+    pub async fn files(&self, project_id: i64) -> Result<HashMap<String, FileRow>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                "SELECT id, path, content_hash, size, language, parse_errors, line_count FROM source_file WHERE project_id = ?1",
+                (project_id,),
+            )
+            .await?;
+        let mut out = HashMap::new();
+        while let Some(row) = rows.next().await? {
+            let f = FileRow {
+                id: int(col(&row, 0)?).unwrap_or_default(),
+                path: text(col(&row, 1)?).unwrap_or_default(),
+                content_hash: text(col(&row, 2)?).unwrap_or_default(),
+                size: int(col(&row, 3)?).unwrap_or_default(),
+                language: text(col(&row, 4)?).unwrap_or_default(),
+                parse_errors: int(col(&row, 5)?).unwrap_or(0) != 0,
+                line_count: int(col(&row, 6)?).unwrap_or_default(),
+            };
+            out.insert(f.path.clone(), f);
+        }
+        Ok(out)
+    }
+
+    pub async fn file(&self, project_id: i64, path: &str) -> Result<Option<FileRow>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                "SELECT id, path, content_hash, size, language, parse_errors, line_count FROM source_file WHERE project_id = ?1 AND path = ?2",
+                (project_id, path),
+            )
+            .await?;
+        match rows.next().await? {
+            Some(row) => Ok(Some(FileRow {
+                id: int(col(&row, 0)?).unwrap_or_default(),
+                path: text(col(&row, 1)?).unwrap_or_default(),
+                content_hash: text(col(&row, 2)?).unwrap_or_default(),
+                size: int(col(&row, 3)?).unwrap_or_default(),
+                language: text(col(&row, 4)?).unwrap_or_default(),
+                parse_errors: int(col(&row, 5)?).unwrap_or(0) != 0,
+                line_count: int(col(&row, 6)?).unwrap_or_default(),
+            })),
+            None => Ok(None),
+        }
+    }
+
+    /// Replaces the stored index of each file in `writes` and removes the files in
+    /// `removed`, all in one transaction.
+    pub async fn write_files(
+        &self,
+        project_id: i64,
+        writes: &[FileWrite],
+        removed: &[String],
+    ) -> Result<()> {
+        let conn = self.connect()?;
+        conn.execute("BEGIN IMMEDIATE", ()).await?;
+        let result = Self::write_files_in(&conn, project_id, writes, removed).await;
+        match result {
+            Ok(()) => {
+                conn.execute("COMMIT", ()).await?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = conn.execute("ROLLBACK", ()).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn write_files_in(
+        conn: &Connection,
+        project_id: i64,
+        writes: &[FileWrite],
+        removed: &[String],
+    ) -> Result<()> {
+        let mut find = conn
+            .prepare("SELECT id FROM source_file WHERE project_id = ?1 AND path = ?2")
+            .await?;
+        let mut del_sym = conn
+            .prepare("DELETE FROM symbol WHERE file_id = ?1")
+            .await?;
+        let mut del_ref = conn
+            .prepare("DELETE FROM ref_site WHERE file_id = ?1")
+            .await?;
+        let mut del_file = conn
+            .prepare("DELETE FROM source_file WHERE id = ?1")
+            .await?;
+        let mut ins_file = conn
+            .prepare(
+                "INSERT INTO source_file (project_id, path, content_hash, size, language, parse_errors, line_count) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .await?;
+        let mut ins_sym = conn
+            .prepare(
+                "INSERT INTO symbol (project_id, file_id, name, kind, qualified_name, owner, signature, docstring, \
+                 start_line, end_line, name_line, name_column) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )
+            .await?;
+        let mut ins_ref = conn
+            .prepare(
+                "INSERT INTO ref_site (project_id, file_id, name, kind, line, col, qualifier, enclosing_symbol) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .await?;
+        let paths = writes
+            .iter()
+            .map(|w| w.path.as_str())
+            .chain(removed.iter().map(String::as_str));
+        for path in paths {
+            let mut rows = find.query((project_id, path)).await?;
+            let existing = match rows.next().await? {
+                Some(row) => int(col(&row, 0)?),
+                None => None,
+            };
+            drop(rows);
+            find.reset()?;
+            if let Some(id) = existing {
+                del_sym.execute((id,)).await?;
+                del_ref.execute((id,)).await?;
+                del_file.execute((id,)).await?;
+            }
+        }
+        for w in writes {
+            ins_file
+                .execute((
+                    project_id,
+                    w.path.as_str(),
+                    w.content_hash.as_str(),
+                    w.size,
+                    w.language.as_str(),
+                    i64::from(w.parse_errors),
+                    w.line_count,
+                ))
+                .await?;
+            let file_id = conn.last_insert_rowid();
+            for s in &w.symbols {
+                ins_sym
+                    .execute(vec![
+                        Value::Integer(project_id),
+                        Value::Integer(file_id),
+                        Value::Text(s.name.clone()),
+                        Value::Text(s.kind.clone()),
+                        Value::Text(s.qualified_name.clone()),
+                        opt_text(s.owner.clone()),
+                        Value::Text(s.signature.clone()),
+                        opt_text(s.docstring.clone()),
+                        Value::Integer(i64::from(s.start_line)),
+                        Value::Integer(i64::from(s.end_line)),
+                        Value::Integer(i64::from(s.name_line)),
+                        Value::Integer(i64::from(s.name_column)),
+                    ])
+                    .await?;
+            }
+            for r in &w.references {
+                ins_ref
+                    .execute(vec![
+                        Value::Integer(project_id),
+                        Value::Integer(file_id),
+                        Value::Text(r.name.clone()),
+                        Value::Text(r.kind.clone()),
+                        Value::Integer(i64::from(r.line)),
+                        Value::Integer(i64::from(r.column)),
+                        opt_text(r.qualifier.clone()),
+                        Value::Text(r.enclosing_symbol.clone()),
+                    ])
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    // ---- reads ---------------------------------------------------------------------
+
+    pub async fn symbols_by_name(&self, project_id: i64, name: &str) -> Result<Vec<SymbolRow>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                format!(
+                    "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
+                     WHERE s.project_id = ?1 AND s.name = ?2 ORDER BY f.path, s.start_line"
+                ),
+                (project_id, name),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(symbol_from(&row)?);
+        }
+        Ok(out)
+    }
+
+    /// Definitions in one file in source order; `None` when the file is not indexed.
+    pub async fn file_symbols(
+        &self,
+        project_id: i64,
+        path: &str,
+    ) -> Result<Option<Vec<SymbolRow>>> {
+        let Some(file) = self.file(project_id, path).await? else {
+            return Ok(None);
+        };
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                format!(
+                    "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
+                     WHERE s.file_id = ?1 ORDER BY s.start_line, s.end_line DESC"
+                ),
+                (file.id,),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(symbol_from(&row)?);
+        }
+        Ok(Some(out))
+    }
+
+    pub async fn references_to_name(&self, project_id: i64, name: &str) -> Result<Vec<RefRow>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                "SELECT r.name, r.kind, r.line, r.col, r.qualifier, r.enclosing_symbol, f.path \
+                 FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+                 WHERE r.project_id = ?1 AND r.name = ?2 ORDER BY f.path, r.line, r.col",
+                (project_id, name),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(RefRow {
+                name: text(col(&row, 0)?).unwrap_or_default(),
+                kind: text(col(&row, 1)?).unwrap_or_default(),
+                line: int(col(&row, 2)?).unwrap_or(0) as u32,
+                column: int(col(&row, 3)?).unwrap_or(0) as u32,
+                qualifier: text(col(&row, 4)?),
+                enclosing_symbol: text(col(&row, 5)?).unwrap_or_default(),
+                file_path: text(col(&row, 6)?).unwrap_or_default(),
+            });
+        }
+        Ok(out)
+    }
+
+    pub async fn facts(&self, project_id: i64) -> Result<Facts> {
+        let conn = self.connect()?;
+        let count = |sql: &'static str| {
+            let conn = conn.clone();
+            async move {
+                let mut rows = conn.query(sql, (project_id,)).await?;
+                let n = match rows.next().await? {
+                    Some(row) => int(col(&row, 0)?).unwrap_or(0),
+                    None => 0,
+                };
+                anyhow::Ok(n as u32)
+            }
+        };
+        Ok(Facts {
+            files: count("SELECT COUNT(*) FROM source_file WHERE project_id = ?1").await?,
+            parse_failures: count(
+                "SELECT COUNT(*) FROM source_file WHERE project_id = ?1 AND parse_errors != 0",
+            )
+            .await?,
+            symbols: count("SELECT COUNT(*) FROM symbol WHERE project_id = ?1").await?,
+            references: count("SELECT COUNT(*) FROM ref_site WHERE project_id = ?1").await?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(name: &str, line: u32) -> SymbolRow {
+        SymbolRow {
+            name: name.into(),
+            kind: "function".into(),
+            qualified_name: format!("demo::{name}"),
+            owner: None,
+            signature: format!("fn {name}()"),
+            docstring: None,
+            start_line: line,
+            end_line: line + 2,
+            name_line: line,
+            name_column: 4,
+            file_path: String::new(),
+        }
+    }
+
+    fn write(path: &str, hash: &str, symbols: Vec<SymbolRow>, refs: Vec<RefRow>) -> FileWrite {
+        FileWrite {
+            path: path.into(),
+            content_hash: hash.into(),
+            size: 10,
+            language: "rust".into(),
+            parse_errors: false,
+            line_count: 20,
+            symbols,
+            references: refs,
+        }
+    }
+
+    fn reference(name: &str, line: u32) -> RefRow {
+        RefRow {
+            name: name.into(),
+            kind: "call".into(),
+            line,
+            column: 5,
+            qualifier: None,
+            enclosing_symbol: "demo::main".into(),
+            file_path: String::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_round_trips_and_rewriting_replaces_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db
+            .register_project("/work/demo", Some("demo"))
+            .await
+            .unwrap();
+        assert_eq!(p.slug, "demo");
+        assert!(!p.index_complete);
+        db.write_files(
+            p.id,
+            &[write(
+                "src/lib.rs",
+                "h1",
+                vec![sym("alpha", 1), sym("beta", 5)],
+                vec![reference("alpha", 9)],
+            )],
+            &[],
+        )
+        .await
+        .unwrap();
+        let got = db.symbols_by_name(p.id, "alpha").await.unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].file_path, "src/lib.rs");
+        assert_eq!(got[0].qualified_name, "demo::alpha");
+        let refs = db.references_to_name(p.id, "alpha").await.unwrap();
+        assert_eq!(
+            (refs[0].line, refs[0].column, refs[0].file_path.as_str()),
+            (9, 5, "src/lib.rs")
+        );
+
+        // Re-index the file with different content: old rows go, new rows stay.
+        db.write_files(
+            p.id,
+            &[write("src/lib.rs", "h2", vec![sym("gamma", 1)], vec![])],
+            &[],
+        )
+        .await
+        .unwrap();
+        assert!(db.symbols_by_name(p.id, "alpha").await.unwrap().is_empty());
+        assert!(
+            db.references_to_name(p.id, "alpha")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let files = db.files(p.id).await.unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files["src/lib.rs"].content_hash, "h2");
+        assert_eq!(
+            db.facts(p.id).await.unwrap(),
+            Facts {
+                files: 1,
+                parse_failures: 0,
+                symbols: 1,
+                references: 0
+            }
+        );
+
+        db.write_files(p.id, &[], &["src/lib.rs".into()])
+            .await
+            .unwrap();
+        assert_eq!(db.facts(p.id).await.unwrap(), Facts::default());
+    }
+
+    #[tokio::test]
+    async fn projects_are_found_by_slug_id_or_root_and_slugs_stay_unique() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let a = db.register_project("/a/demo", None).await.unwrap();
+        let b = db.register_project("/b/demo", None).await.unwrap();
+        assert_eq!(b.slug, "demo-2");
+        assert_eq!(db.register_project("/a/demo", None).await.unwrap().id, a.id);
+        assert_eq!(
+            db.project_by_selector("demo-2").await.unwrap().unwrap().id,
+            b.id
+        );
+        assert_eq!(
+            db.project_by_selector(&a.id.to_string())
+                .await
+                .unwrap()
+                .unwrap()
+                .id,
+            a.id
+        );
+        assert_eq!(
+            db.project_by_selector("/b/demo/")
+                .await
+                .unwrap()
+                .unwrap()
+                .id,
+            b.id
+        );
+        assert!(db.project_by_selector("nope").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn an_index_run_is_complete_only_once_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        let db = Db::open(&path).await.unwrap();
+        let p = db.register_project("/a/demo", None).await.unwrap();
+        db.start_index_run(p.id).await.unwrap();
+        assert!(!db.project(p.id).await.unwrap().unwrap().index_complete);
+        db.finish_index_run(p.id, 12, None).await.unwrap();
+        let p2 = db.project(p.id).await.unwrap().unwrap();
+        assert!(p2.index_complete);
+        assert_eq!(p2.last_index_ms, Some(12));
+        assert!(p2.indexed_at.is_some());
+        db.finish_index_run(p.id, 3, Some("disk full"))
+            .await
+            .unwrap();
+        let p3 = db.project(p.id).await.unwrap().unwrap();
+        assert!(!p3.index_complete);
+        assert_eq!(p3.last_error.as_deref(), Some("disk full"));
+    }
+}

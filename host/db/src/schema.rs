@@ -1,0 +1,63 @@
+//! The database schema. One statement per entry; applied in order at open.
+//!
+//! Paths are stored relative to the project root with `/` separators; lines 1-based.
+
+pub const SCHEMA_VERSION: i64 = 1;
+
+pub const STATEMENTS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    // A registered workspace. `index_complete` is 0 while a run is writing: a project
+    // found with 0 at start-up was interrupted and must be finished before it answers.
+    "CREATE TABLE IF NOT EXISTS project (
+        id INTEGER PRIMARY KEY,
+        slug TEXT NOT NULL UNIQUE,
+        root TEXT NOT NULL UNIQUE,
+        crate_name TEXT,
+        registered_at TEXT NOT NULL,
+        indexed_at TEXT,
+        index_complete INTEGER NOT NULL DEFAULT 0,
+        last_index_ms INTEGER,
+        last_error TEXT
+    )",
+    "CREATE TABLE IF NOT EXISTS source_file (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        language TEXT NOT NULL,
+        parse_errors INTEGER NOT NULL,
+        line_count INTEGER NOT NULL
+    )",
+    "CREATE UNIQUE INDEX IF NOT EXISTS source_file_by_path ON source_file (project_id, path)",
+    "CREATE TABLE IF NOT EXISTS symbol (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL,
+        file_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        qualified_name TEXT NOT NULL,
+        owner TEXT,
+        signature TEXT NOT NULL,
+        docstring TEXT,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        name_line INTEGER NOT NULL,
+        name_column INTEGER NOT NULL
+    )",
+    "CREATE INDEX IF NOT EXISTS symbol_by_name ON symbol (project_id, name)",
+    "CREATE INDEX IF NOT EXISTS symbol_by_file ON symbol (file_id)",
+    "CREATE TABLE IF NOT EXISTS ref_site (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL,
+        file_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        col INTEGER NOT NULL,
+        qualifier TEXT,
+        enclosing_symbol TEXT NOT NULL
+    )",
+    "CREATE INDEX IF NOT EXISTS ref_site_by_name ON ref_site (project_id, name)",
+    "CREATE INDEX IF NOT EXISTS ref_site_by_file ON ref_site (file_id)",
+];

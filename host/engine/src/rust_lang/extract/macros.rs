@@ -1,0 +1,251 @@
+//! Macro invocations: re-parsing bodies as items, arguments or statements, else tokens.
+
+use tree_sitter::Node;
+
+use super::{
+    ARGS_PREFIX, ARGS_SUFFIX, BLOCK_PREFIX, BLOCK_SUFFIX, Ctx, Extractor, MAX_MACRO_DEPTH,
+    MacroPos, is_item_kind,
+};
+use crate::model::ReferenceKind as RK;
+use crate::rust_lang::text::{is_keyword, is_opaque_macro, strip_raw};
+
+impl<'s> Extractor<'s> {
+    pub(super) fn macro_invocation(&mut self, n: Node<'_>, ctx: &Ctx, pos: MacroPos) {
+        let mut name = "";
+        if let Some(m) = n.child_by_field_name("macro") {
+            self.path(m, RK::Macro, None, ctx);
+            let last = m.child_by_field_name("name").unwrap_or(m);
+            name = self.text(last);
+        }
+        let mut c = n.walk();
+        let Some(tt) = n.named_children(&mut c).find(|k| k.kind() == "token_tree") else {
+            return;
+        };
+        if is_opaque_macro(name) {
+            return;
+        }
+        if !self.reparse_macro(tt, ctx, pos) {
+            let braced_items = pos == MacroPos::Item && self.macro_depth < MAX_MACRO_DEPTH;
+            self.macro_depth += 1;
+            self.tokens_with(tt, ctx, RK::MacroToken, braced_items);
+            self.macro_depth -= 1;
+        }
+    }
+
+    /// The inside of a delimited token tree: (original byte offset, text, opening delimiter).
+    pub(super) fn tt_inner(&self, tt: Node<'_>) -> Option<(usize, &'s str, u8)> {
+        let (a, b) = (self.start(tt), self.end(tt));
+        let bytes = self.src.as_bytes();
+        if b < a + 2 || b > bytes.len() {
+            return None;
+        }
+        let (open, close) = (bytes[a], bytes[b - 1]);
+        if !matches!((open, close), (b'(', b')') | (b'[', b']') | (b'{', b'}')) {
+            return None;
+        }
+        Some((a + 1, self.src.get(a + 1..b - 1)?, open))
+    }
+
+    /// Try to index a macro body as real code; false if it does not parse as such.
+    pub(super) fn reparse_macro(&mut self, tt: Node<'_>, ctx: &Ctx, pos: MacroPos) -> bool {
+        if self.macro_depth >= MAX_MACRO_DEPTH || tt.has_error() {
+            return false;
+        }
+        let Some((start, inner, open)) = self.tt_inner(tt) else {
+            return false;
+        };
+        if inner.trim().is_empty() {
+            return true;
+        }
+        self.macro_depth += 1;
+        let ok = match pos {
+            MacroPos::Item => self.reparse_items(inner, start, ctx),
+            MacroPos::Expr if open == b'{' => self.reparse_block(inner, start, ctx),
+            MacroPos::Expr => self.reparse_args(inner, start, ctx),
+        };
+        self.macro_depth -= 1;
+        ok
+    }
+
+    pub(super) fn reparse_items(&mut self, inner: &str, start: usize, ctx: &Ctx) -> bool {
+        let Some(tree) = crate::rust_lang::parse(inner) else {
+            return false;
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            return false;
+        }
+        let mut c = root.walk();
+        let all_items = root.named_children(&mut c).all(|k| {
+            is_item_kind(k.kind())
+                || matches!(
+                    k.kind(),
+                    "macro_invocation"
+                        | "attribute_item"
+                        | "inner_attribute_item"
+                        | "line_comment"
+                        | "block_comment"
+                        | "empty_statement"
+                )
+        });
+        if !all_items {
+            return false;
+        }
+        let saved = self.delta;
+        self.delta = start as isize;
+        self.list(root, ctx, true);
+        self.delta = saved;
+        true
+    }
+
+    /// `name!(a, b)` / `name![a, b]` whose arguments are expressions.
+    pub(super) fn reparse_args(&mut self, inner: &str, start: usize, ctx: &Ctx) -> bool {
+        let wrapped = [ARGS_PREFIX, inner, ARGS_SUFFIX].concat();
+        let Some(tree) = crate::rust_lang::parse(&wrapped) else {
+            return false;
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            return false;
+        }
+        let Some(args) = root
+            .named_child(0)
+            .and_then(|f| f.child_by_field_name("body"))
+            .and_then(|b| b.named_child(0))
+            .and_then(|s| {
+                if s.kind() == "expression_statement" {
+                    s.named_child(0)
+                } else {
+                    Some(s)
+                }
+            })
+            .filter(|call| call.kind() == "call_expression")
+            .and_then(|call| call.child_by_field_name("arguments"))
+        else {
+            return false;
+        };
+        let saved = self.delta;
+        self.delta = start as isize - ARGS_PREFIX.len() as isize;
+        let mut c = args.walk();
+        for arg in args.named_children(&mut c) {
+            // `format!("{x}", x = 1)`: a named argument, not an assignment.
+            if arg.kind() == "assignment_expression"
+                && arg
+                    .child_by_field_name("left")
+                    .is_some_and(|l| l.kind() == "identifier")
+            {
+                if let Some(r) = arg.child_by_field_name("right") {
+                    self.visit(r, ctx);
+                }
+            } else {
+                self.visit(arg, ctx);
+            }
+        }
+        self.delta = saved;
+        true
+    }
+
+    /// `name! { stmts }` in statement or expression position.
+    pub(super) fn reparse_block(&mut self, inner: &str, start: usize, ctx: &Ctx) -> bool {
+        let wrapped = [BLOCK_PREFIX, inner, BLOCK_SUFFIX].concat();
+        let Some(tree) = crate::rust_lang::parse(&wrapped) else {
+            return false;
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            return false;
+        }
+        let Some(body) = root
+            .named_child(0)
+            .and_then(|f| f.child_by_field_name("body"))
+        else {
+            return false;
+        };
+        let saved = self.delta;
+        self.delta = start as isize - BLOCK_PREFIX.len() as isize;
+        self.list(body, ctx, false);
+        self.delta = saved;
+        true
+    }
+
+    /// Identifier tokens of an unparsed token tree, with `a::b` qualifiers reconstructed.
+    pub(super) fn tokens(&mut self, tt: Node<'_>, ctx: &Ctx, kind: RK) {
+        self.tokens_with(tt, ctx, kind, false);
+    }
+
+    /// Like [`Self::tokens`]; with `braced_items`, `{ .. }` groups directly inside `tt` that
+    /// parse as items are indexed as items (`cfg_if! { if #[cfg(x)] { items } else { items } }`,
+    /// `cfg_variant! { stable: { items }, unstable: { items } }`), and `#[..]` groups are skipped.
+    pub(super) fn tokens_with(&mut self, tt: Node<'_>, ctx: &Ctx, kind: RK, braced_items: bool) {
+        let mut path: Vec<&'s str> = Vec::new();
+        let mut after_colons = false;
+        let mut after_dot = false;
+        let mut after_quote = false;
+        let mut after_hash = false;
+        let mut c = tt.walk();
+        if !c.goto_first_child() {
+            return;
+        }
+        loop {
+            let k = c.node();
+            let was_hash = std::mem::replace(&mut after_hash, k.kind() == "#");
+            match k.kind() {
+                "identifier" => {
+                    let name = strip_raw(self.text(k));
+                    if !after_colons {
+                        path.clear();
+                    }
+                    let qualifier = (after_colons && !path.is_empty()).then(|| path.join("::"));
+                    let skip = after_quote
+                        || is_keyword(name)
+                        || (qualifier.is_none() && !after_dot && self.is_local(name));
+                    if !skip {
+                        self.push_ref(k, name, kind, qualifier, ctx);
+                    }
+                    path.push(name);
+                    (after_colons, after_dot, after_quote) = (false, false, false);
+                }
+                "self" | "super" | "crate" | "primitive_type" | "metavariable" => {
+                    let t = self.text(k);
+                    if !after_colons {
+                        path.clear();
+                    }
+                    if k.kind() == "metavariable" && t != "$crate" {
+                        path.clear();
+                    } else {
+                        path.push(if t == "$crate" { "crate" } else { t });
+                    }
+                    (after_colons, after_dot, after_quote) = (false, false, false);
+                }
+                "::" => after_colons = true,
+                "." => {
+                    path.clear();
+                    (after_colons, after_dot, after_quote) = (false, true, false);
+                }
+                "'" => {
+                    path.clear();
+                    (after_colons, after_dot, after_quote) = (false, false, true);
+                }
+                "token_tree" if braced_items && was_hash => {}
+                "token_tree"
+                    if braced_items
+                        && self.tt_inner(k).is_some_and(|(start, inner, open)| {
+                            open == b'{' && self.reparse_items(inner, start, ctx)
+                        }) => {}
+                "token_tree" | "token_repetition" => {
+                    self.tokens(k, ctx, kind);
+                    path.clear();
+                    (after_colons, after_dot, after_quote) = (false, false, false);
+                }
+                "line_comment" | "block_comment" => {}
+                _ => {
+                    path.clear();
+                    (after_colons, after_dot, after_quote) = (false, false, false);
+                }
+            }
+            if !c.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! The plugin runtime: loads router components into wasmtime and calls them in a sandbox.
+//!
+//! Architecture invariant: this is the only crate that knows about wasmtime. The server
+//! sees [`Runtime`], [`Plugin`], the [`HostServices`] trait it implements, and the WIT
+//! types re-exported in [`wit`].
+//!
+//! One [`Runtime`] holds one `Engine` (pooling allocator, epoch interruption). Each
+//! plugin is compiled once (or loaded from the [`cache::CompileCache`]) into an
+//! `InstancePre`; every call gets a fresh `Store` with the [`limits::Limits`], so no state
+//! leaks between calls or sessions.
+
+mod bindings;
+pub mod cache;
+pub mod capabilities;
+pub mod limits;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use wasmtime::component::{Component, ResourceTable};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime_wasi::WasiCtxBuilder;
+
+use bindings::{AdminRouterPre, CallState};
+pub use cache::{CacheOutcome, CompileCache};
+pub use capabilities::{Capability, Grants};
+pub use limits::Limits;
+
+/// The WIT types, as the host sees them.
+pub mod wit {
+    pub use crate::bindings::scryer::router::index::{IndexFacts, ReferenceSite, Symbol};
+    pub use crate::bindings::scryer::router::log::Level;
+    pub use crate::bindings::scryer::router::projects::ProjectStatus;
+    pub use crate::bindings::scryer::router::types::{
+        CallContext, CallError, CallResult, OutputFormat, PluginDescription, Project,
+        ToolAnnotations, ToolDefinition,
+    };
+    /// The WIT package version this host implements.
+    pub const VERSION: &str = "0.1.0";
+}
+
+/// Who is calling, as far as host services need to know: which plugin, for which
+/// project, on behalf of which session.
+#[derive(Clone, Debug)]
+pub struct CallScope {
+    pub plugin: Arc<str>,
+    pub project: Option<wit::Project>,
+    pub session: u64,
+}
+
+/// What the host offers routers through the imported WIT interfaces. Implemented by the
+/// server over the database and the index engine. Called on a blocking thread from
+/// inside a router call, so implementations may block.
+pub trait HostServices: Send + Sync + 'static {
+    fn symbols_by_name(
+        &self,
+        scope: &CallScope,
+        name: &str,
+    ) -> Result<Vec<wit::Symbol>, wit::CallError>;
+    fn symbols_by_qualified_name(
+        &self,
+        scope: &CallScope,
+        qualified_name: &str,
+    ) -> Result<Vec<wit::Symbol>, wit::CallError>;
+    fn references_to_name(
+        &self,
+        scope: &CallScope,
+        name: &str,
+        with_line_text: bool,
+    ) -> Result<Vec<wit::ReferenceSite>, wit::CallError>;
+    fn file_symbols(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+    ) -> Result<Vec<wit::Symbol>, wit::CallError>;
+    fn file_has_parse_errors(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+    ) -> Result<bool, wit::CallError>;
+    fn index_facts(&self, scope: &CallScope) -> Result<wit::IndexFacts, wit::CallError>;
+    fn read_lines(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        end_line: u32,
+    ) -> Result<Vec<String>, wit::CallError>;
+    fn count_tokens(&self, text: &str) -> u32;
+    fn log(&self, scope: &CallScope, level: wit::Level, message: &str);
+    fn list_projects(&self, scope: &CallScope) -> Result<Vec<wit::ProjectStatus>, wit::CallError>;
+    fn index_workspace(
+        &self,
+        scope: &CallScope,
+        path: &str,
+        wait_ms: u32,
+    ) -> Result<wit::ProjectStatus, wit::CallError>;
+    fn project_status(
+        &self,
+        scope: &CallScope,
+        project: &str,
+    ) -> Result<wit::ProjectStatus, wit::CallError>;
+}
+
+/// Why a plugin could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(
+        "plugin `{plugin}` imports `{import}`, which it is not granted{}; routers may use only {allowed}",
+        capability.map(|c| format!(" (capability `{}`)", c.name())).unwrap_or_default()
+    )]
+    UngrantedImport {
+        plugin: String,
+        import: String,
+        capability: Option<Capability>,
+        allowed: String,
+    },
+    #[error("plugin `{plugin}` is not a valid router component: {reason}")]
+    Invalid { plugin: String, reason: String },
+}
+
+/// Why a call did not produce an answer. Every variant names the limit or the fault.
+#[derive(Debug, thiserror::Error)]
+pub enum CallFailure {
+    /// The router answered with its own typed error.
+    #[error("{}", describe_call_error(.0))]
+    Router(wit::CallError),
+    #[error("router `{plugin}` exceeded its CPU deadline of {deadline:?} and was stopped")]
+    CpuDeadline { plugin: String, deadline: Duration },
+    #[error("router `{plugin}` did not answer within {timeout:?} and was abandoned")]
+    Timeout { plugin: String, timeout: Duration },
+    #[error("router `{plugin}` exceeded its memory cap of {} MiB and was stopped", .limit_bytes >> 20)]
+    Memory { plugin: String, limit_bytes: usize },
+    #[error("router `{plugin}` answered {bytes} bytes, over the cap of {limit} bytes")]
+    AnswerTooLarge {
+        plugin: String,
+        bytes: usize,
+        limit: usize,
+    },
+    #[error("router `{plugin}` crashed: {detail}")]
+    Trap { plugin: String, detail: String },
+    #[error("too many router calls at once (limit {0}); retry")]
+    Busy(u32),
+}
+
+fn describe_call_error(e: &wit::CallError) -> String {
+    match e {
+        wit::CallError::InvalidArgument(m) => format!("invalid argument: {m}"),
+        wit::CallError::NotFound(m) => format!("not found: {m}"),
+        wit::CallError::Denied(m) => format!("denied: {m}"),
+        wit::CallError::Internal(m) => format!("internal error: {m}"),
+    }
+}
+
+/// A loaded plugin: compiled, linked against its grants, described.
+pub struct Plugin {
+    pub description: wit::PluginDescription,
+    pub grants: Grants,
+    /// How the compiled code was obtained on this load.
+    pub cache_outcome: CacheOutcome,
+    /// Wall time of compile-or-deserialize plus link.
+    pub load_time: Duration,
+    pre: AdminRouterPre<CallState>,
+    name: Arc<str>,
+}
+
+impl Plugin {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// One engine, its limits, its compile cache and the host services routers import.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+struct RuntimeInner {
+    engine: Engine,
+    limits: Limits,
+    cache: Option<CompileCache>,
+    host: Arc<dyn HostServices>,
+    permits: tokio::sync::Semaphore,
+}
+
+impl Runtime {
+    /// Builds the engine. `cache` is where compiled components are kept (`None`: compile
+    /// every start).
+    pub fn new(
+        limits: Limits,
+        cache: Option<CompileCache>,
+        host: Arc<dyn HostServices>,
+    ) -> anyhow::Result<Runtime> {
+        limits.validate().map_err(anyhow::Error::msg)?;
+        let engine = Engine::new(&engine_config(&limits))?;
+        start_epoch_ticker(&engine, limits.epoch_tick);
+        let permits = tokio::sync::Semaphore::new(limits.max_concurrent_calls as usize);
+        Ok(Runtime {
+            inner: Arc::new(RuntimeInner {
+                engine,
+                limits,
+                cache,
+                host,
+                permits,
+            }),
+        })
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// Compiles (or loads from cache), checks imports against `grants`, links, and asks
+    /// the plugin to describe itself. `label` names the plugin in errors until it has
+    /// described itself (e.g. its file name).
+    pub async fn load(
+        &self,
+        label: &str,
+        wasm: &[u8],
+        grants: Grants,
+    ) -> Result<Plugin, LoadError> {
+        let started = Instant::now();
+        let invalid = |reason: String| LoadError::Invalid {
+            plugin: label.to_string(),
+            reason,
+        };
+        let (component, cache_outcome) = match &self.inner.cache {
+            Some(cache) => cache
+                .load(&self.inner.engine, wasm)
+                .map_err(|e| invalid(format!("{e:#}")))?,
+            None => (
+                Component::new(&self.inner.engine, wasm).map_err(|e| invalid(format!("{e:#}")))?,
+                CacheOutcome::Disabled,
+            ),
+        };
+        check_imports(label, &self.inner.engine, &component, &grants)?;
+        let linker = capabilities::linker_for(&self.inner.engine, &grants)
+            .map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = AdminRouterPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
+        let load_time = started.elapsed();
+
+        let name: Arc<str> = Arc::from(label);
+        let scope = CallScope {
+            plugin: name.clone(),
+            project: None,
+            session: 0,
+        };
+        let description = self
+            .run(&pre, scope, |instance, store| {
+                instance.scryer_router_plugin().call_describe(store)
+            })
+            .await
+            .map_err(|e| invalid(format!("describe failed: {e}")))?;
+        validate_description(&description).map_err(invalid)?;
+        Ok(Plugin {
+            name: Arc::from(description.name.as_str()),
+            description,
+            grants,
+            cache_outcome,
+            load_time,
+            pre,
+        })
+    }
+
+    /// Calls `tool` on `plugin` in a fresh store under the limits.
+    pub async fn call(
+        &self,
+        plugin: &Plugin,
+        scope: CallScope,
+        tool: &str,
+        arguments: &str,
+        context: &wit::CallContext,
+    ) -> Result<wit::CallResult, CallFailure> {
+        let tool = tool.to_string();
+        let arguments = arguments.to_string();
+        let context = context.clone();
+        let answer = self
+            .run(&plugin.pre, scope, move |instance, store| {
+                instance
+                    .scryer_router_plugin()
+                    .call_call(store, &tool, &arguments, &context)
+            })
+            .await?;
+        let result = answer.map_err(CallFailure::Router)?;
+        let limit = self.inner.limits.max_answer_bytes;
+        if result.body.len() > limit {
+            return Err(CallFailure::AnswerTooLarge {
+                plugin: plugin.name.to_string(),
+                bytes: result.body.len(),
+                limit,
+            });
+        }
+        Ok(result)
+    }
+
+    /// Runs `f` against a fresh instance on a blocking thread, under every limit.
+    async fn run<R: Send + 'static>(
+        &self,
+        pre: &AdminRouterPre<CallState>,
+        scope: CallScope,
+        f: impl FnOnce(&bindings::AdminRouter, &mut Store<CallState>) -> wasmtime::Result<R>
+        + Send
+        + 'static,
+    ) -> Result<R, CallFailure> {
+        let limits = self.inner.limits.clone();
+        let plugin = scope.plugin.to_string();
+        let _permit = self
+            .inner
+            .permits
+            .try_acquire()
+            .map_err(|_| CallFailure::Busy(limits.max_concurrent_calls))?;
+        let pre = pre.clone();
+        let engine = self.inner.engine.clone();
+        let host = self.inner.host.clone();
+        let limits_for_call = limits.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let state = CallState {
+                // No preopens, no environment, no arguments, stdio goes nowhere.
+                wasi: WasiCtxBuilder::new().build(),
+                table: ResourceTable::new(),
+                limits: limits_for_call.store_limits(),
+                host,
+                scope,
+            };
+            let mut store = Store::new(&engine, state);
+            store.limiter(|s| &mut s.limits);
+            store.set_epoch_deadline(limits_for_call.deadline_ticks());
+            store.epoch_deadline_trap();
+            let instance = pre.instantiate(&mut store)?;
+            f(&instance, &mut store)
+        });
+        match tokio::time::timeout(limits.wall_timeout, task).await {
+            Err(_) => Err(CallFailure::Timeout {
+                plugin,
+                timeout: limits.wall_timeout,
+            }),
+            Ok(Err(join)) => Err(CallFailure::Trap {
+                plugin,
+                detail: format!("host task failed: {join}"),
+            }),
+            Ok(Ok(Err(e))) => Err(classify_trap(&plugin, &limits, e)),
+            Ok(Ok(Ok(r))) => Ok(r),
+        }
+    }
+}
+
+fn engine_config(limits: &Limits) -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config.parallel_compilation(true);
+    let slots = limits.max_concurrent_calls + 8; // + room for describe calls at load
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots);
+    pool.total_core_instances(slots * 4);
+    pool.total_memories(slots * 2);
+    pool.total_tables(slots * 4);
+    pool.max_memories_per_component(4);
+    pool.max_tables_per_component(8);
+    pool.max_memory_size(limits.memory_bytes);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// Advances the engine's epoch every `tick` for as long as the engine lives.
+fn start_epoch_ticker(engine: &Engine, tick: Duration) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("scryer-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(tick);
+            }
+        })
+        .expect("spawning the epoch thread");
+}
+
+fn check_imports(
+    label: &str,
+    engine: &Engine,
+    component: &Component,
+    grants: &Grants,
+) -> Result<(), LoadError> {
+    for (import, _) in component.component_type().imports(engine) {
+        if !grants.allows_import(import) {
+            let mut allowed: Vec<String> =
+                grants.iter().map(|c| c.interface().to_string()).collect();
+            allowed.push("the WASI baseline (clocks, random, stdio, io)".into());
+            return Err(LoadError::UngrantedImport {
+                plugin: label.to_string(),
+                import: import.to_string(),
+                capability: Grants::capability_for(import),
+                allowed: allowed.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn validate_description(d: &wit::PluginDescription) -> Result<(), String> {
+    if d.name.is_empty() {
+        return Err("describe returned an empty plugin name".into());
+    }
+    let mut seen = std::collections::HashSet::new();
+    for t in &d.tools {
+        let ok_name = !t.name.is_empty()
+            && t.name.len() <= 64
+            && t.name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !ok_name {
+            return Err(format!(
+                "tool name {:?} is not 1-64 characters of [A-Za-z0-9_-]",
+                t.name
+            ));
+        }
+        if !seen.insert(t.name.as_str()) {
+            return Err(format!("tool `{}` is declared twice", t.name));
+        }
+        match serde_json::from_str::<serde_json::Value>(&t.input_schema) {
+            Ok(serde_json::Value::Object(_)) => {}
+            _ => {
+                return Err(format!(
+                    "tool `{}` has an input schema that is not a JSON object",
+                    t.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn classify_trap(plugin: &str, limits: &Limits, e: wasmtime::Error) -> CallFailure {
+    let plugin = plugin.to_string();
+    if let Some(trap) = e.downcast_ref::<Trap>()
+        && *trap == Trap::Interrupt
+    {
+        return CallFailure::CpuDeadline {
+            plugin,
+            deadline: limits.cpu_deadline,
+        };
+    }
+    let detail = format!("{e:#}");
+    if detail.contains("forcing trap when growing memory") || detail.contains("memory minimum size")
+    {
+        return CallFailure::Memory {
+            plugin,
+            limit_bytes: limits.memory_bytes,
+        };
+    }
+    // The first line names the trap; the backtrace that follows is for the log.
+    tracing::warn!(%plugin, error = %detail, "router trapped");
+    let first = e.root_cause().to_string();
+    let first = first.lines().next().unwrap_or("trap").to_string();
+    CallFailure::Trap {
+        plugin,
+        detail: first,
+    }
+}
+
+/// Convenience for callers that want a `Context` on load errors.
+pub fn read_plugin_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading plugin {}", path.display()))
+}

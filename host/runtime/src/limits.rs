@@ -1,0 +1,195 @@
+//! Every limit a router call runs under, in one place.
+//!
+//! A router is untrusted code: it may loop, allocate without bound, trap or answer with
+//! more than anyone wants. Each call gets a fresh store with these limits; breaking one
+//! ends that call with an error that names the limit, and the next call starts clean.
+
+use std::time::Duration;
+
+/// Limits applied to every router call. Defaults are documented on each field and in
+/// `docs/architecture.md`; `from_env` lets an operator change them without a rebuild.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// CPU time a call may spend inside the component before it is trapped (epoch
+    /// deadline). Default 5 s. Host calls the guest makes do not count towards it.
+    pub cpu_deadline: Duration,
+    /// Wall-clock time for the whole call, host calls included. Default 30 s.
+    pub wall_timeout: Duration,
+    /// How often the epoch advances; the deadline is checked at this granularity.
+    /// Default 10 ms.
+    pub epoch_tick: Duration,
+    /// Linear memory one call may grow to, in bytes. Default 64 MiB.
+    pub memory_bytes: usize,
+    /// Largest answer body a router may return, in bytes. Default 4 MiB.
+    pub max_answer_bytes: usize,
+    /// Router calls that may run at once (the instance pool's size). Default 64.
+    pub max_concurrent_calls: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            cpu_deadline: Duration::from_secs(5),
+            wall_timeout: Duration::from_secs(30),
+            epoch_tick: Duration::from_millis(10),
+            memory_bytes: 64 << 20,
+            max_answer_bytes: 4 << 20,
+            max_concurrent_calls: 64,
+        }
+    }
+}
+
+/// Environment variables that override the defaults.
+pub const ENV_CPU_DEADLINE_MS: &str = "SCRYER_PLUGIN_CPU_MS";
+pub const ENV_WALL_TIMEOUT_MS: &str = "SCRYER_PLUGIN_TIMEOUT_MS";
+pub const ENV_MEMORY_MIB: &str = "SCRYER_PLUGIN_MEMORY_MIB";
+pub const ENV_MAX_ANSWER_KIB: &str = "SCRYER_PLUGIN_MAX_ANSWER_KIB";
+
+impl Limits {
+    /// Defaults, overridden by any of the `SCRYER_PLUGIN_*` variables that are set.
+    pub fn from_env() -> Result<Limits, String> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Like `from_env`, with the variables looked up through `get` (testable).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Limits, String> {
+        let mut limits = Limits::default();
+        let num = |key: &str| -> Result<Option<u64>, String> {
+            match get(key) {
+                None => Ok(None),
+                Some(v) => match v.trim().parse::<u64>() {
+                    Ok(n) if n > 0 => Ok(Some(n)),
+                    _ => Err(format!(
+                        "{key}={v:?} is not accepted: use a whole number above 0"
+                    )),
+                },
+            }
+        };
+        if let Some(ms) = num(ENV_CPU_DEADLINE_MS)? {
+            limits.cpu_deadline = Duration::from_millis(ms);
+        }
+        if let Some(ms) = num(ENV_WALL_TIMEOUT_MS)? {
+            limits.wall_timeout = Duration::from_millis(ms);
+        }
+        if let Some(mib) = num(ENV_MEMORY_MIB)? {
+            limits.memory_bytes = usize::try_from(mib << 20).map_err(|e| e.to_string())?;
+        }
+        if let Some(kib) = num(ENV_MAX_ANSWER_KIB)? {
+            limits.max_answer_bytes = usize::try_from(kib << 10).map_err(|e| e.to_string())?;
+        }
+        limits.validate()?;
+        Ok(limits)
+    }
+
+    /// Rejects combinations that cannot work.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.epoch_tick.is_zero() || self.epoch_tick > self.cpu_deadline {
+            return Err(format!(
+                "epoch tick {:?} must be above zero and at most the CPU deadline {:?}",
+                self.epoch_tick, self.cpu_deadline
+            ));
+        }
+        if self.memory_bytes < (1 << 20) {
+            return Err(format!(
+                "memory cap {} bytes is below 1 MiB",
+                self.memory_bytes
+            ));
+        }
+        if self.max_concurrent_calls == 0 {
+            return Err("max_concurrent_calls must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// Epoch ticks until the CPU deadline, rounded up, at least one.
+    pub fn deadline_ticks(&self) -> u64 {
+        let tick = self.epoch_tick.as_nanos().max(1);
+        (self.cpu_deadline.as_nanos().div_ceil(tick)).max(1) as u64
+    }
+
+    /// The store limiter for one call.
+    pub fn store_limits(&self) -> wasmtime::StoreLimits {
+        wasmtime::StoreLimitsBuilder::new()
+            .memory_size(self.memory_bytes)
+            .table_elements(100_000)
+            .instances(32)
+            .tables(32)
+            .memories(8)
+            .trap_on_grow_failure(true)
+            .build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn defaults_are_the_documented_values() {
+        let l = Limits::default();
+        assert_eq!(l.cpu_deadline, Duration::from_secs(5));
+        assert_eq!(l.wall_timeout, Duration::from_secs(30));
+        assert_eq!(l.memory_bytes, 64 * 1024 * 1024);
+        assert_eq!(l.max_answer_bytes, 4 * 1024 * 1024);
+        assert_eq!(l.deadline_ticks(), 500);
+        l.validate().unwrap();
+    }
+
+    #[test]
+    fn environment_overrides_each_limit() {
+        let l = Limits::from_lookup(lookup(&[
+            (ENV_CPU_DEADLINE_MS, "250"),
+            (ENV_WALL_TIMEOUT_MS, "1000"),
+            (ENV_MEMORY_MIB, "16"),
+            (ENV_MAX_ANSWER_KIB, "8"),
+        ]))
+        .unwrap();
+        assert_eq!(l.cpu_deadline, Duration::from_millis(250));
+        assert_eq!(l.wall_timeout, Duration::from_secs(1));
+        assert_eq!(l.memory_bytes, 16 << 20);
+        assert_eq!(l.max_answer_bytes, 8 << 10);
+        assert_eq!(l.deadline_ticks(), 25);
+    }
+
+    #[test]
+    fn a_bad_value_is_named_in_the_error() {
+        let err = Limits::from_lookup(lookup(&[(ENV_MEMORY_MIB, "lots")])).unwrap_err();
+        assert!(err.contains("SCRYER_PLUGIN_MEMORY_MIB"), "{err}");
+        assert!(err.contains("whole number"), "{err}");
+        let err = Limits::from_lookup(lookup(&[(ENV_CPU_DEADLINE_MS, "0")])).unwrap_err();
+        assert!(err.contains("SCRYER_PLUGIN_CPU_MS"), "{err}");
+    }
+
+    #[test]
+    fn impossible_combinations_are_rejected() {
+        let l = Limits {
+            epoch_tick: Duration::from_secs(10),
+            ..Limits::default()
+        };
+        assert!(l.validate().is_err());
+        let l = Limits {
+            memory_bytes: 1000,
+            ..Limits::default()
+        };
+        assert!(l.validate().unwrap_err().contains("1 MiB"));
+    }
+
+    #[test]
+    fn deadline_rounds_up_to_whole_ticks() {
+        let l = Limits {
+            cpu_deadline: Duration::from_millis(15),
+            epoch_tick: Duration::from_millis(10),
+            ..Limits::default()
+        };
+        assert_eq!(l.deadline_ticks(), 2);
+    }
+}

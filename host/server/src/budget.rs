@@ -1,0 +1,66 @@
+//! The host's last word on answer size.
+//!
+//! Routers fit their answers to the budget with the host's own token counter, so an
+//! answer over budget is a router bug. The host still never sends it whole: it cuts at
+//! the last line (or, in one-line JSON, the last comma) that fits and says so.
+
+use crate::tokens;
+
+/// The answer within `budget` tokens, cut and marked if it was over. Returns the text
+/// and whether it was cut.
+pub fn enforce(body: String, budget: Option<u32>) -> (String, bool) {
+    let Some(budget) = budget else {
+        return (body, false);
+    };
+    if tokens::count(&body) <= budget {
+        return (body, false);
+    }
+    let note = format!(
+        "\n…[cut by scryer: the answer exceeded max_tokens={budget}; call again with max_tokens={} or no_truncate=true]",
+        budget.saturating_mul(2)
+    );
+    let room = budget.saturating_sub(tokens::count(&note));
+    // Binary search on a byte prefix ending at a boundary.
+    let boundaries: Vec<usize> = body
+        .char_indices()
+        .filter(|(_, c)| *c == '\n' || *c == ',')
+        .map(|(i, _)| i)
+        .collect();
+    let (mut lo, mut hi) = (0usize, boundaries.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if tokens::count(&body[..boundaries[mid - 1]]) <= room {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let cut_at = if lo == 0 { 0 } else { boundaries[lo - 1] };
+    (format!("{}{note}", &body[..cut_at]), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_within_budget_pass_untouched() {
+        let (s, cut) = enforce("a,b,c".into(), Some(100));
+        assert_eq!((s.as_str(), cut), ("a,b,c", false));
+        let (_, cut) = enforce("x ".repeat(5000), None);
+        assert!(!cut);
+    }
+
+    #[test]
+    fn answers_over_budget_are_cut_at_a_boundary_and_say_so() {
+        let body = (0..500)
+            .map(|i| format!("line number {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (s, cut) = enforce(body, Some(100));
+        assert!(cut);
+        assert!(tokens::count(&s) <= 100, "{} tokens", tokens::count(&s));
+        assert!(s.contains("max_tokens=200"));
+        assert!(s.starts_with("line number 0\n"));
+    }
+}

@@ -1,0 +1,319 @@
+//! What one `tools/call` means: which router, which project, which budget; then the
+//! router call and the host's last word on size.
+//!
+//! Arguments the host interprets (`project`, `max_tokens`, `no_truncate`, `format`) are
+//! read here for every tool, published or not; everything else is the router's.
+
+use std::path::Path;
+
+use scryer_db::ProjectRow;
+use scryer_runtime::wit::{CallContext, OutputFormat, Project};
+use scryer_runtime::{CallFailure, CallScope};
+use serde_json::{Map, Value};
+
+use crate::projects::IndexState;
+use crate::{Format, Server, budget, unknown_project};
+
+/// A tool's answer: the text to send and whether it is an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallOutcome {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl CallOutcome {
+    fn error(text: impl Into<String>) -> CallOutcome {
+        CallOutcome {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// Largest `max_tokens` accepted.
+const MAX_BUDGET: i64 = 1_000_000;
+/// Tools that manage projects rather than read an index.
+const ADMIN_TOOLS: &[&str] = &["index_workspace", "get_indexing_status", "list_projects"];
+
+fn host_int(
+    args: &Map<String, Value>,
+    name: &str,
+    min: i64,
+    max: i64,
+) -> Result<Option<i64>, String> {
+    let n = match args.get(name) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
+        Some(Value::String(s)) => s.trim().parse::<i64>().ok(),
+        Some(_) => None,
+    };
+    match n {
+        Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        _ => Err(format!(
+            "`{name}` must be a whole number from {min} to {max}, got {}",
+            args.get(name).map(|v| v.to_string()).unwrap_or_default()
+        )),
+    }
+}
+
+fn host_bool(args: &Map<String, Value>, name: &str) -> Result<bool, String> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Ok(true),
+            "false" | "0" | "no" | "" => Ok(false),
+            _ => Err(format!("`{name}` must be true or false, got {s:?}")),
+        },
+        Some(other) => Err(format!("`{name}` must be true or false, got {other}")),
+    }
+}
+
+fn host_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, String> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.trim())),
+        Some(other) => Err(format!("`{name}` must be a string, got {other}")),
+    }
+}
+
+impl Server {
+    /// Answers one tool call for a session. Never fails: every problem becomes an
+    /// error answer that names it.
+    pub async fn call_tool(
+        &self,
+        session_id: u64,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> CallOutcome {
+        let Some((plugin, tool)) = self.registry.tool(name) else {
+            let shown: String = name.chars().take(80).collect();
+            return CallOutcome::error(format!(
+                "unknown tool {shown:?}; this server offers: {}",
+                self.registry.tool_names().join(", ")
+            ));
+        };
+        let args = arguments.unwrap_or_default();
+        let session = self.core.session(session_id);
+
+        let parsed = (|| -> Result<_, String> {
+            let max_tokens = host_int(&args, "max_tokens", 1, MAX_BUDGET)?;
+            let no_truncate = host_bool(&args, "no_truncate")?;
+            let format = match host_str(&args, "format")? {
+                None => session.options.format,
+                Some(f) if f.eq_ignore_ascii_case("json") => Format::Json,
+                Some(f) if f.eq_ignore_ascii_case("text") => Format::Text,
+                Some(f) => return Err(format!("`format` is {f:?}; accepted: json, text")),
+            };
+            Ok((max_tokens, no_truncate, format))
+        })();
+        let (max_tokens, no_truncate, format) = match parsed {
+            Ok(p) => p,
+            Err(e) => return CallOutcome::error(format!("invalid argument: {e}")),
+        };
+
+        let project = match self.resolve_project(&session, &args).await {
+            Ok(p) => p,
+            Err(e) => return CallOutcome::error(e),
+        };
+
+        // A call that reads the index waits for a first index that is being built.
+        let mut notes = Vec::new();
+        if let Some(p) = &project
+            && !ADMIN_TOOLS.contains(&name)
+        {
+            let state = self.core.projects.state(p).await;
+            if let IndexState::Building { .. } = state
+                && !self
+                    .core
+                    .projects
+                    .wait_idle(p.id, self.core.first_query_wait)
+                    .await
+                && let IndexState::Building { done, total } = self.core.projects.state(p).await
+            {
+                let pct = (done * 100).checked_div(total).unwrap_or(0);
+                notes.push(format!(
+                                "INDEXING {pct}%: project `{}` is still being indexed ({done} of {total} files); results so far are partial; retry in a few seconds",
+                                p.slug
+                            ));
+            }
+        }
+
+        let budget = if no_truncate {
+            None
+        } else {
+            Some(
+                max_tokens
+                    .map(|n| n as u32)
+                    .or(session.options.max_tokens)
+                    .unwrap_or(tool.default_budget_tokens),
+            )
+        };
+        let context = CallContext {
+            project: project.as_ref().map(|p| Project {
+                id: p.id,
+                slug: p.slug.clone(),
+                root: p.root.clone(),
+            }),
+            budget_tokens: budget,
+            budget_explicit: max_tokens.is_some(),
+            format: match format {
+                Format::Json => OutputFormat::Json,
+                Format::Text => OutputFormat::Text,
+            },
+        };
+        let scope = CallScope {
+            plugin: plugin.name().into(),
+            project: context.project.clone(),
+            session: session_id,
+        };
+        let args_json = Value::Object(args).to_string();
+        match self
+            .runtime
+            .call(plugin, scope, name, &args_json, &context)
+            .await
+        {
+            Ok(result) => {
+                let body = if notes.is_empty() {
+                    result.body
+                } else {
+                    add_notes(result.body, &notes)
+                };
+                let (text, _cut) = budget::enforce(body, budget);
+                CallOutcome {
+                    text,
+                    is_error: false,
+                }
+            }
+            Err(CallFailure::Router(e)) => CallOutcome::error(CallFailure::Router(e).to_string()),
+            Err(other) => {
+                tracing::warn!(tool = name, error = %other, "router call failed");
+                CallOutcome::error(other.to_string())
+            }
+        }
+    }
+
+    /// The project a call is about: the `file_path`'s project (longest root prefix), else
+    /// an explicit `project` (which must exist), else the session's active project, else
+    /// the project holding the session's working directory, else the only project.
+    async fn resolve_project(
+        &self,
+        session: &crate::SessionState,
+        args: &Map<String, Value>,
+    ) -> Result<Option<ProjectRow>, String> {
+        let db = self.core.projects.db();
+        let all = db
+            .projects()
+            .await
+            .map_err(|e| format!("internal error: {e:#}"))?;
+        let explicit = host_str(args, "project").map_err(|e| format!("invalid argument: {e}"))?;
+        if let Some(sel) = explicit {
+            let found = db
+                .project_by_selector(sel)
+                .await
+                .map_err(|e| format!("internal error: {e:#}"))?;
+            return match found {
+                Some(p) => Ok(Some(p)),
+                None => {
+                    let known: Vec<String> = all.iter().map(|p| p.slug.clone()).collect();
+                    Err(unknown_project(sel, &known))
+                }
+            };
+        }
+        if let Ok(Some(fp)) = host_str(args, "file_path") {
+            let path = Path::new(fp);
+            if path.is_absolute() && !fp.contains('\0') {
+                let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+                if let Some(p) = longest_root(&all, &canonical) {
+                    return Ok(Some(p.clone()));
+                }
+            }
+        }
+        if let Some(id) = session.active_project
+            && let Some(p) = all.iter().find(|p| p.id == id)
+        {
+            return Ok(Some(p.clone()));
+        }
+        if let Some(p) = longest_root(&all, &session.cwd) {
+            return Ok(Some(p.clone()));
+        }
+        Ok(if all.len() == 1 {
+            all.into_iter().next()
+        } else {
+            None
+        })
+    }
+}
+
+fn longest_root<'a>(all: &'a [ProjectRow], path: &Path) -> Option<&'a ProjectRow> {
+    all.iter()
+        .filter(|p| path.starts_with(&p.root))
+        .max_by_key(|p| p.root.len())
+}
+
+/// Adds host notes to a router's answer: into `notes` (and `complete: false`) of a JSON
+/// object, or as `note:` lines after the header of a text answer.
+fn add_notes(body: String, notes: &[String]) -> String {
+    if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(&body) {
+        let list = map
+            .entry("notes")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(items) = list {
+            for n in notes {
+                items.push(Value::String(n.clone()));
+            }
+        }
+        if map.contains_key("complete") {
+            map.insert("complete".into(), Value::Bool(false));
+        }
+        return Value::Object(map).to_string();
+    }
+    let mut lines = body.splitn(2, '\n');
+    let header = lines.next().unwrap_or("");
+    let rest = lines.next();
+    let mut out = header.to_string();
+    for n in notes {
+        out.push_str("\nnote: ");
+        out.push_str(n);
+    }
+    if let Some(rest) = rest {
+        out.push('\n');
+        out.push_str(rest);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn host_arguments_are_coerced_and_checked() {
+        let args = json!({"max_tokens": "300", "no_truncate": "true", "bad": "abc"});
+        let args = args.as_object().unwrap();
+        assert_eq!(
+            host_int(args, "max_tokens", 1, MAX_BUDGET).unwrap(),
+            Some(300)
+        );
+        assert!(host_bool(args, "no_truncate").unwrap());
+        assert!(host_int(args, "bad", 1, 10).unwrap_err().contains("`bad`"));
+        assert_eq!(host_int(args, "absent", 1, 10).unwrap(), None);
+    }
+
+    #[test]
+    fn notes_join_json_and_text_answers() {
+        let j = add_notes(
+            r#"{"items":[1],"complete":true}"#.into(),
+            &["INDEXING 50%".into()],
+        );
+        assert_eq!(
+            j,
+            r#"{"complete":false,"items":[1],"notes":["INDEXING 50%"]}"#
+        );
+        let t = add_notes("header\nline1".into(), &["n".into()]);
+        assert_eq!(t, "header\nnote: n\nline1");
+    }
+}

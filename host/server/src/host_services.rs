@@ -1,0 +1,348 @@
+//! The host side of the WIT imports: index queries, file reads, token counting, logging
+//! and project administration, over the database and the project manager.
+//!
+//! Runs on the blocking thread of a router call; async work is driven with the runtime
+//! handle. Every query is scoped to the project the host resolved for the call.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use scryer_db::{ProjectRow, SymbolRow};
+use scryer_runtime::wit::{CallError, IndexFacts, Level, ProjectStatus, ReferenceSite, Symbol};
+use scryer_runtime::{CallScope, HostServices};
+
+use crate::Core;
+use crate::paths::project_relative;
+use crate::projects::IndexState;
+
+/// Longest line text returned with a reference, in characters.
+const MAX_LINE_TEXT: usize = 200;
+/// Most lines one `read-lines` call returns.
+const MAX_READ_LINES: u32 = 5_000;
+
+pub struct HostImpl {
+    pub core: Arc<Core>,
+}
+
+fn internal(e: anyhow::Error) -> CallError {
+    CallError::Internal(format!("{e:#}"))
+}
+
+fn symbol(s: SymbolRow) -> Symbol {
+    Symbol {
+        name: s.name,
+        kind: s.kind,
+        qualified_name: s.qualified_name,
+        owner: s.owner,
+        file_path: s.file_path,
+        start_line: s.start_line,
+        end_line: s.end_line,
+        signature: s.signature,
+        docstring: s.docstring,
+    }
+}
+
+fn clip(line: &str) -> String {
+    let t = line.trim();
+    if t.chars().count() > MAX_LINE_TEXT {
+        format!("{}…", t.chars().take(MAX_LINE_TEXT).collect::<String>())
+    } else {
+        t.to_string()
+    }
+}
+
+impl HostImpl {
+    fn block<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.core.handle.block_on(f)
+    }
+
+    fn project<'a>(
+        &self,
+        scope: &'a CallScope,
+    ) -> Result<&'a scryer_runtime::wit::Project, CallError> {
+        scope.project.as_ref().ok_or_else(|| {
+            CallError::NotFound(
+                "no project for this call: pass `project` (slug, id or root path) or an absolute `file_path`, \
+                 or run index_workspace(path) first"
+                    .into(),
+            )
+        })
+    }
+
+    /// The indexed relative path for `raw`, or an error saying why there is none.
+    fn indexed_file(&self, scope: &CallScope, raw: &str) -> Result<(i64, String), CallError> {
+        let project = self.project(scope)?;
+        let root = Path::new(&project.root);
+        let rel = project_relative(root, raw)
+            .map_err(|why| CallError::InvalidArgument(format!("file_path {raw:?}: {why}")))?;
+        let known = self
+            .block(self.core.projects.db().file(project.id, &rel))
+            .map_err(internal)?;
+        if known.is_none() {
+            let on_disk = root.join(&rel);
+            let why = if on_disk.is_file() {
+                format!(
+                    "{rel} exists but is not indexed in project `{}`: only Rust (.rs) files are indexed, and files ignored by .gitignore are skipped",
+                    project.slug
+                )
+            } else if on_disk.is_dir() {
+                format!("{rel} is a directory; pass a file")
+            } else {
+                format!(
+                    "no file {rel} in project `{}` ({})",
+                    project.slug, project.root
+                )
+            };
+            return Err(CallError::NotFound(why));
+        }
+        Ok((project.id, rel))
+    }
+
+    fn status(&self, scope: &CallScope, p: &ProjectRow) -> Result<ProjectStatus, CallError> {
+        let state = self.block(self.core.projects.state(p));
+        let facts = self
+            .block(self.core.projects.db().facts(p.id))
+            .map_err(internal)?;
+        let (done, total) = match state {
+            IndexState::Building { done, total } | IndexState::Stale { done, total } => {
+                (done, total)
+            }
+            _ => (0, 0),
+        };
+        let active = self.core.session(scope.session).active_project == Some(p.id);
+        Ok(ProjectStatus {
+            id: p.id,
+            slug: p.slug.clone(),
+            root: p.root.clone(),
+            state: state.name().to_string(),
+            files_done: done,
+            files_total: total,
+            files: facts.files,
+            parse_failures: facts.parse_failures,
+            symbols: facts.symbols,
+            references: facts.references,
+            indexed_at: p.indexed_at.clone(),
+            last_index_ms: p.last_index_ms.map(|ms| ms as u64),
+            last_error: p.last_error.clone(),
+            active,
+        })
+    }
+}
+
+impl HostServices for HostImpl {
+    fn symbols_by_name(&self, scope: &CallScope, name: &str) -> Result<Vec<Symbol>, CallError> {
+        let p = self.project(scope)?;
+        let rows = self
+            .block(self.core.projects.db().symbols_by_name(p.id, name))
+            .map_err(internal)?;
+        Ok(rows.into_iter().map(symbol).collect())
+    }
+
+    fn symbols_by_qualified_name(
+        &self,
+        scope: &CallScope,
+        qualified_name: &str,
+    ) -> Result<Vec<Symbol>, CallError> {
+        let p = self.project(scope)?;
+        let name = qualified_name.rsplit("::").next().unwrap_or(qualified_name);
+        let suffix = format!("::{qualified_name}");
+        let rows = self
+            .block(self.core.projects.db().symbols_by_name(p.id, name))
+            .map_err(internal)?;
+        Ok(rows
+            .into_iter()
+            .filter(|s| s.qualified_name == qualified_name || s.qualified_name.ends_with(&suffix))
+            .map(symbol)
+            .collect())
+    }
+
+    fn references_to_name(
+        &self,
+        scope: &CallScope,
+        name: &str,
+        with_line_text: bool,
+    ) -> Result<Vec<ReferenceSite>, CallError> {
+        let p = self.project(scope)?;
+        let rows = self
+            .block(self.core.projects.db().references_to_name(p.id, name))
+            .map_err(internal)?;
+        // Read each file once for the line texts.
+        let mut texts: HashMap<String, Vec<String>> = HashMap::new();
+        if with_line_text {
+            let root = PathBuf::from(&p.root);
+            for r in &rows {
+                if !texts.contains_key(&r.file_path) {
+                    let lines = std::fs::read(root.join(&r.file_path))
+                        .map(|b| {
+                            String::from_utf8_lossy(&b)
+                                .lines()
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    texts.insert(r.file_path.clone(), lines);
+                }
+            }
+        }
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let line_text = texts
+                    .get(&r.file_path)
+                    .and_then(|lines| lines.get(r.line.saturating_sub(1) as usize))
+                    .map(|l| clip(l));
+                ReferenceSite {
+                    file_path: r.file_path,
+                    line: r.line,
+                    column: r.column,
+                    kind: r.kind,
+                    qualifier: r.qualifier,
+                    enclosing_symbol: r.enclosing_symbol,
+                    line_text,
+                }
+            })
+            .collect())
+    }
+
+    fn file_symbols(&self, scope: &CallScope, file_path: &str) -> Result<Vec<Symbol>, CallError> {
+        let (project_id, rel) = self.indexed_file(scope, file_path)?;
+        let rows = self
+            .block(self.core.projects.db().file_symbols(project_id, &rel))
+            .map_err(internal)?
+            .unwrap_or_default();
+        Ok(rows.into_iter().map(symbol).collect())
+    }
+
+    fn file_has_parse_errors(&self, scope: &CallScope, file_path: &str) -> Result<bool, CallError> {
+        let (project_id, rel) = self.indexed_file(scope, file_path)?;
+        let f = self
+            .block(self.core.projects.db().file(project_id, &rel))
+            .map_err(internal)?;
+        Ok(f.is_some_and(|f| f.parse_errors))
+    }
+
+    fn index_facts(&self, scope: &CallScope) -> Result<IndexFacts, CallError> {
+        let p = self.project(scope)?;
+        let facts = self
+            .block(self.core.projects.db().facts(p.id))
+            .map_err(internal)?;
+        let row = self
+            .block(self.core.projects.db().project(p.id))
+            .map_err(internal)?;
+        Ok(IndexFacts {
+            files: facts.files,
+            parse_failures: facts.parse_failures,
+            symbols: facts.symbols,
+            references: facts.references,
+            indexed_at: row.and_then(|r| r.indexed_at),
+        })
+    }
+
+    fn read_lines(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        end_line: u32,
+    ) -> Result<Vec<String>, CallError> {
+        let p = self.project(scope)?;
+        if start_line == 0 || end_line < start_line {
+            return Err(CallError::InvalidArgument(format!(
+                "lines {start_line}-{end_line}: lines are 1-based and the end may not precede the start"
+            )));
+        }
+        let end_line = end_line.min(start_line.saturating_add(MAX_READ_LINES - 1));
+        let root = Path::new(&p.root);
+        let rel = project_relative(root, file_path)
+            .map_err(|why| CallError::InvalidArgument(format!("file_path {file_path:?}: {why}")))?;
+        let bytes = std::fs::read(root.join(&rel))
+            .map_err(|e| CallError::NotFound(format!("{rel}: {e}")))?;
+        Ok(String::from_utf8_lossy(&bytes)
+            .lines()
+            .skip(start_line as usize - 1)
+            .take((end_line - start_line + 1) as usize)
+            .map(str::to_string)
+            .collect())
+    }
+
+    fn count_tokens(&self, text: &str) -> u32 {
+        crate::tokens::count(text)
+    }
+
+    fn log(&self, scope: &CallScope, level: Level, message: &str) {
+        let plugin = &*scope.plugin;
+        match level {
+            Level::Debug => tracing::debug!(%plugin, "{message}"),
+            Level::Info => tracing::info!(%plugin, "{message}"),
+            Level::Warn => tracing::warn!(%plugin, "{message}"),
+            Level::Error => tracing::error!(%plugin, "{message}"),
+        }
+    }
+
+    fn list_projects(&self, scope: &CallScope) -> Result<Vec<ProjectStatus>, CallError> {
+        let rows = self
+            .block(self.core.projects.db().projects())
+            .map_err(internal)?;
+        rows.iter().map(|p| self.status(scope, p)).collect()
+    }
+
+    fn index_workspace(
+        &self,
+        scope: &CallScope,
+        path: &str,
+        wait_ms: u32,
+    ) -> Result<ProjectStatus, CallError> {
+        if path.contains('\0') {
+            return Err(CallError::InvalidArgument(
+                "path contains a NUL byte".into(),
+            ));
+        }
+        let session = self.core.session(scope.session);
+        let raw = PathBuf::from(path);
+        let joined = if raw.is_absolute() {
+            raw
+        } else {
+            session.cwd.join(raw)
+        };
+        let meta = std::fs::metadata(&joined).map_err(|_| {
+            CallError::NotFound(format!(
+                "{path} does not exist; pass the absolute path of a project directory"
+            ))
+        })?;
+        if !meta.is_dir() {
+            return Err(CallError::InvalidArgument(format!(
+                "{path} is a file, not a directory; pass the project's root directory"
+            )));
+        }
+        let root = std::fs::canonicalize(&joined)
+            .map_err(|e| CallError::NotFound(format!("{path}: {e}")))?;
+        let project = self
+            .block(self.core.projects.register(&root))
+            .map_err(internal)?;
+        self.core.set_active_project(scope.session, project.id);
+        let finished = self.block(self.core.projects.start_index(&project));
+        self.block(crate::projects::wait_finished(
+            finished,
+            Duration::from_millis(u64::from(wait_ms)),
+        ));
+        let fresh = self
+            .block(self.core.projects.db().project(project.id))
+            .map_err(internal)?
+            .unwrap_or(project);
+        self.status(scope, &fresh)
+    }
+
+    fn project_status(
+        &self,
+        scope: &CallScope,
+        selector: &str,
+    ) -> Result<ProjectStatus, CallError> {
+        let p = self
+            .block(self.core.projects.db().project_by_selector(selector))
+            .map_err(internal)?
+            .ok_or_else(|| CallError::NotFound(self.core.unknown_project_message(selector)))?;
+        self.status(scope, &p)
+    }
+}

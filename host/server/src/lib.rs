@@ -1,0 +1,261 @@
+//! The scryer server: MCP in front, routers behind.
+//!
+//! ```text
+//! MCP (rmcp) → session → project resolution → budget → runtime.call(router) → last-word budget → MCP
+//! ```
+//!
+//! Architecture invariant: `mcp.rs` is the only module that speaks the MCP protocol
+//! types; `dispatch.rs` decides what a call means and formats nothing itself (routers
+//! render their answers).
+
+mod budget;
+mod dispatch;
+mod host_services;
+mod instructions;
+mod mcp;
+mod paths;
+mod projects;
+mod registry;
+pub mod tokens;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use scryer_db::Db;
+use scryer_runtime::{CompileCache, Grants, Limits, Runtime};
+
+pub use dispatch::CallOutcome;
+pub use mcp::McpSession;
+pub use projects::IndexState;
+pub use registry::Registry;
+
+/// Output format of answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    #[default]
+    Json,
+    Text,
+}
+
+/// Per-session defaults (from `scryer serve` flags).
+#[derive(Clone, Debug, Default)]
+pub struct SessionOptions {
+    /// Budget for every answer unless the call sets `max_tokens`.
+    pub max_tokens: Option<u32>,
+    pub format: Format,
+    /// Project to make active at start (slug, id or root path).
+    pub project: Option<String>,
+}
+
+/// What the host knows about one MCP session.
+#[derive(Clone, Debug)]
+pub struct SessionState {
+    pub cwd: PathBuf,
+    pub active_project: Option<i64>,
+    pub options: SessionOptions,
+}
+
+/// A plugin to load: its label (for errors), bytes, and grants.
+pub struct PluginSource {
+    pub label: String,
+    pub wasm: Vec<u8>,
+    pub grants: Grants,
+}
+
+pub struct ServerConfig {
+    pub db_path: PathBuf,
+    /// Compiled-code cache directory; `None` compiles on every start.
+    pub compile_cache: Option<PathBuf>,
+    pub limits: Limits,
+    pub plugins: Vec<PluginSource>,
+    /// How long a call waits for a project's first index before answering partially.
+    pub first_query_wait: Duration,
+}
+
+/// State shared by every session and by the host services routers import.
+pub struct Core {
+    pub(crate) projects: Arc<projects::ProjectManager>,
+    sessions: Mutex<HashMap<u64, SessionState>>,
+    next_session: AtomicU64,
+    pub(crate) handle: tokio::runtime::Handle,
+    pub(crate) first_query_wait: Duration,
+}
+
+impl Core {
+    pub(crate) fn session(&self, id: u64) -> SessionState {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| SessionState {
+                cwd: std::env::current_dir().unwrap_or_default(),
+                active_project: None,
+                options: SessionOptions::default(),
+            })
+    }
+
+    pub(crate) fn set_active_project(&self, session: u64, project: i64) {
+        if let Some(s) = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(&session)
+        {
+            s.active_project = Some(project);
+        }
+    }
+
+    pub(crate) fn unknown_project_message(&self, selector: &str) -> String {
+        let known: Vec<String> = self
+            .handle
+            .block_on(self.projects.db().projects())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| p.slug)
+            .collect();
+        unknown_project(selector, &known)
+    }
+}
+
+pub(crate) fn unknown_project(selector: &str, known: &[String]) -> String {
+    let shown: String = selector.chars().take(80).collect();
+    if known.is_empty() {
+        format!(
+            "unknown project {shown:?}: no project is registered yet; call index_workspace(path) first"
+        )
+    } else {
+        format!(
+            "unknown project {shown:?}: accepted are a registered slug, id or root path; registered: {}",
+            known.join(", ")
+        )
+    }
+}
+
+/// The running server: database, runtime, loaded routers.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) core: Arc<Core>,
+    pub(crate) runtime: Runtime,
+    pub(crate) registry: Arc<Registry>,
+}
+
+impl Server {
+    /// Opens the database, loads every plugin, and resumes interrupted index runs.
+    pub async fn start(config: ServerConfig) -> Result<Server> {
+        tokio::task::spawn_blocking(tokens::warm_up).await?;
+        let db = Db::open(&config.db_path).await?;
+        let core = Arc::new(Core {
+            projects: projects::ProjectManager::new(db),
+            sessions: Mutex::new(HashMap::new()),
+            next_session: AtomicU64::new(1),
+            handle: tokio::runtime::Handle::current(),
+            first_query_wait: config.first_query_wait,
+        });
+        let cache = match &config.compile_cache {
+            Some(dir) => Some(CompileCache::open(dir)?),
+            None => None,
+        };
+        let host = Arc::new(host_services::HostImpl { core: core.clone() });
+        let runtime = Runtime::new(config.limits, cache, host)?;
+        let mut plugins = Vec::new();
+        for source in config.plugins {
+            let plugin = runtime
+                .load(&source.label, &source.wasm, source.grants)
+                .await
+                .with_context(|| format!("loading plugin {}", source.label))?;
+            tracing::info!(
+                plugin = plugin.name(),
+                tools = plugin.description.tools.len(),
+                cache = ?plugin.cache_outcome,
+                ms = plugin.load_time.as_millis() as u64,
+                "plugin loaded"
+            );
+            plugins.push(plugin);
+        }
+        let registry = Registry::new(plugins).map_err(anyhow::Error::msg)?;
+        core.projects.resume_interrupted().await?;
+        Ok(Server {
+            core,
+            runtime,
+            registry: Arc::new(registry),
+        })
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Opens a session with its working directory and options. Fails on an unknown
+    /// `options.project`.
+    pub async fn open_session(&self, cwd: PathBuf, options: SessionOptions) -> Result<u64> {
+        let id = self.core.next_session.fetch_add(1, Ordering::Relaxed);
+        let mut active = None;
+        if let Some(sel) = &options.project {
+            let p = self
+                .core
+                .projects
+                .db()
+                .project_by_selector(sel)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!(self.core.unknown_project_message_async(sel)))?;
+            active = Some(p.id);
+        }
+        self.core
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                id,
+                SessionState {
+                    cwd,
+                    active_project: active,
+                    options,
+                },
+            );
+        Ok(id)
+    }
+
+    pub fn close_session(&self, id: u64) {
+        self.core
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+    }
+
+    /// The MCP handler for one session.
+    pub fn mcp_session(&self, session: u64) -> McpSession {
+        McpSession::new(self.clone(), session)
+    }
+
+    /// Indexes a directory now and waits for the run (the `scryer index` command).
+    pub async fn index_path(&self, root: &std::path::Path) -> Result<scryer_db::ProjectRow> {
+        let root = std::fs::canonicalize(root).with_context(|| format!("{}", root.display()))?;
+        let project = self.core.projects.register(&root).await?;
+        let rx = self.core.projects.start_index(&project).await;
+        projects::wait_finished(rx, Duration::from_secs(24 * 3600)).await;
+        Ok(self
+            .core
+            .projects
+            .db()
+            .project(project.id)
+            .await?
+            .unwrap_or(project))
+    }
+}
+
+impl Core {
+    fn unknown_project_message_async(&self, selector: &str) -> String {
+        // Used from async contexts where block_on is not allowed: no list of names.
+        unknown_project(selector, &[])
+    }
+}

@@ -1,0 +1,89 @@
+//! The MCP face of a session (rmcp `ServerHandler`): tools/list from the loaded routers,
+//! tools/call through `dispatch`. The only module that knows MCP protocol types.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData as McpError;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+use crate::Server;
+use crate::instructions::server_instructions;
+
+/// One MCP session's handler.
+#[derive(Clone)]
+pub struct McpSession {
+    server: Server,
+    session: u64,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl McpSession {
+    pub(crate) fn new(server: Server, session: u64) -> McpSession {
+        let tools = server
+            .registry
+            .tools()
+            .map(|(_, t)| {
+                let schema: JsonObject = serde_json::from_str(&t.input_schema).unwrap_or_default();
+                let mut tool = Tool::new(t.name.clone(), t.description.clone(), Arc::new(schema));
+                tool.annotations = Some(ToolAnnotations::from_raw(
+                    t.annotations.title.clone(),
+                    Some(t.annotations.read_only),
+                    Some(t.annotations.destructive),
+                    Some(t.annotations.idempotent),
+                    Some(t.annotations.open_world),
+                ));
+                tool
+            })
+            .collect();
+        McpSession {
+            server,
+            session,
+            tools: Arc::new(tools),
+        }
+    }
+
+    pub fn session_id(&self) -> u64 {
+        self.session
+    }
+}
+
+impl ServerHandler for McpSession {
+    fn get_info(&self) -> ServerConfig {
+        let names = self.server.registry.tool_names();
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("scryer", env!("CARGO_PKG_VERSION")))
+            .with_instructions(server_instructions(&names))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let outcome = self
+            .server
+            .call_tool(self.session, &request.name, request.arguments)
+            .await;
+        let content = vec![ContentBlock::text(outcome.text)];
+        Ok(if outcome.is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        }
+        .into())
+    }
+}

@@ -1,0 +1,169 @@
+//! Project registration and index runs: at most one run per project at a time, in the
+//! background, observable while it runs.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Result;
+use scryer_db::{Db, ProjectRow};
+use scryer_engine::indexer::{self, IndexReport, Progress};
+use tokio::sync::{Mutex, watch};
+
+/// A project's index state, as tools report it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexState {
+    /// Indexed and complete.
+    Ready,
+    /// The first index is being built.
+    Building { done: u32, total: u32 },
+    /// A re-index runs over an existing index, or the last run did not finish.
+    Stale { done: u32, total: u32 },
+    /// Registered, never indexed.
+    Unindexed,
+}
+
+impl IndexState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            IndexState::Ready => "ready",
+            IndexState::Building { .. } => "building",
+            IndexState::Stale { .. } => "stale",
+            IndexState::Unindexed => "unindexed",
+        }
+    }
+}
+
+struct Run {
+    progress: Arc<Progress>,
+    finished: watch::Receiver<bool>,
+}
+
+pub struct ProjectManager {
+    db: Db,
+    runs: Mutex<HashMap<i64, Run>>,
+}
+
+impl ProjectManager {
+    pub fn new(db: Db) -> Arc<ProjectManager> {
+        Arc::new(ProjectManager {
+            db,
+            runs: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Registers a directory (canonicalized) as a project.
+    pub async fn register(&self, root: &Path) -> Result<ProjectRow> {
+        let crate_name = std::fs::read_to_string(root.join("Cargo.toml"))
+            .ok()
+            .and_then(|t| indexer::crate_name_of(&t));
+        let root_str = root.to_string_lossy();
+        self.db
+            .register_project(&root_str, crate_name.as_deref())
+            .await
+    }
+
+    /// Starts an index run for `project` unless one is running; returns a receiver that
+    /// turns `true` when the (new or running) run ends.
+    pub async fn start_index(self: &Arc<Self>, project: &ProjectRow) -> watch::Receiver<bool> {
+        let mut runs = self.runs.lock().await;
+        if let Some(run) = runs.get(&project.id)
+            && !*run.finished.borrow()
+        {
+            return run.finished.clone();
+        }
+        let (tx, rx) = watch::channel(false);
+        let progress = Arc::new(Progress::default());
+        runs.insert(
+            project.id,
+            Run {
+                progress: progress.clone(),
+                finished: rx.clone(),
+            },
+        );
+        drop(runs);
+        let this = self.clone();
+        let project = project.clone();
+        tokio::spawn(async move {
+            let outcome: Result<IndexReport> =
+                indexer::index_project(&this.db, &project, progress).await;
+            match &outcome {
+                Ok(r) => tracing::info!(
+                    project = %project.slug,
+                    files = r.files_seen,
+                    parsed = r.files_parsed,
+                    ms = r.elapsed_ms,
+                    "index run finished"
+                ),
+                Err(e) => {
+                    tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "index run failed")
+                }
+            }
+            let _ = tx.send(true);
+        });
+        rx
+    }
+
+    /// Waits until the project's running index run (if any) ends, at most `limit`.
+    /// Returns whether no run is active afterwards.
+    pub async fn wait_idle(&self, project_id: i64, limit: Duration) -> bool {
+        let rx = {
+            let runs = self.runs.lock().await;
+            match runs.get(&project_id) {
+                Some(run) => run.finished.clone(),
+                None => return true,
+            }
+        };
+        wait_finished(rx, limit).await
+    }
+
+    /// The state of a project, combining the stored row with any run in progress.
+    pub async fn state(&self, project: &ProjectRow) -> IndexState {
+        let runs = self.runs.lock().await;
+        if let Some(run) = runs.get(&project.id)
+            && !*run.finished.borrow()
+        {
+            let done = run.progress.done.load(Ordering::Relaxed);
+            let total = run.progress.total.load(Ordering::Relaxed);
+            return if project.indexed_at.is_none() {
+                IndexState::Building { done, total }
+            } else {
+                IndexState::Stale { done, total }
+            };
+        }
+        match (project.index_complete, &project.indexed_at) {
+            (true, _) => IndexState::Ready,
+            (false, None) => IndexState::Unindexed,
+            (false, Some(_)) => IndexState::Stale { done: 0, total: 0 },
+        }
+    }
+
+    /// Finishes projects whose last run was interrupted (the process died mid-write):
+    /// they are re-indexed in the background before they answer as complete.
+    pub async fn resume_interrupted(self: &Arc<Self>) -> Result<usize> {
+        let mut n = 0;
+        for p in self.db.projects().await? {
+            if !p.index_complete && p.last_error.is_none() && Path::new(&p.root).is_dir() {
+                tracing::info!(project = %p.slug, "resuming an interrupted index run");
+                self.start_index(&p).await;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+}
+
+pub async fn wait_finished(mut rx: watch::Receiver<bool>, limit: Duration) -> bool {
+    if *rx.borrow() {
+        return true;
+    }
+    tokio::time::timeout(limit, rx.wait_for(|done| *done))
+        .await
+        .is_ok()
+}

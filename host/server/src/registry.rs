@@ -1,0 +1,60 @@
+//! The loaded plugins and which one answers each tool.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use scryer_runtime::Plugin;
+use scryer_runtime::wit::ToolDefinition;
+
+pub struct Registry {
+    plugins: Vec<Arc<Plugin>>,
+    by_tool: HashMap<String, (usize, ToolDefinition)>,
+    /// Tool names in load order, for tools/list.
+    order: Vec<String>,
+}
+
+impl Registry {
+    /// Fails when two plugins declare the same tool, naming both.
+    pub fn new(plugins: Vec<Plugin>) -> Result<Registry, String> {
+        let plugins: Vec<Arc<Plugin>> = plugins.into_iter().map(Arc::new).collect();
+        let mut by_tool = HashMap::new();
+        let mut order = Vec::new();
+        for (i, p) in plugins.iter().enumerate() {
+            for t in &p.description.tools {
+                if let Some((j, _)) = by_tool.get(&t.name) {
+                    let other: &Arc<Plugin> = &plugins[*j];
+                    return Err(format!(
+                        "tool `{}` is declared by both plugin `{}` and plugin `{}`; remove one of them",
+                        t.name,
+                        other.name(),
+                        p.name()
+                    ));
+                }
+                by_tool.insert(t.name.clone(), (i, t.clone()));
+                order.push(t.name.clone());
+            }
+        }
+        Ok(Registry {
+            plugins,
+            by_tool,
+            order,
+        })
+    }
+
+    pub fn tool(&self, name: &str) -> Option<(&Arc<Plugin>, &ToolDefinition)> {
+        self.by_tool.get(name).map(|(i, t)| (&self.plugins[*i], t))
+    }
+
+    /// Every tool, in plugin load order.
+    pub fn tools(&self) -> impl Iterator<Item = (&Arc<Plugin>, &ToolDefinition)> {
+        self.order.iter().filter_map(|n| self.tool(n))
+    }
+
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.order.iter().map(String::as_str).collect()
+    }
+
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+}

@@ -1,0 +1,177 @@
+//! The administration router: `index_workspace`, `get_indexing_status`, `list_projects`.
+//!
+//! Project state lives in the host; this router validates arguments, asks the host
+//! through the `projects` interface (a capability only this router is granted) and
+//! shapes the answers.
+
+use scryer_plugin_sdk::args::{Args, check_text};
+use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
+use serde_json::{Value, json};
+
+pub const PLUGIN_NAME: &str = "admin";
+
+/// A project's state as the host reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    pub slug: String,
+    pub root: String,
+    pub state: String,
+    pub files_done: u32,
+    pub files_total: u32,
+    pub files: u32,
+    pub parse_failures: u32,
+    pub symbols: u32,
+    pub references: u32,
+    pub indexed_at: Option<String>,
+    pub last_index_ms: Option<u64>,
+    pub last_error: Option<String>,
+    pub active: bool,
+}
+
+pub trait ProjectsHost {
+    fn list(&self) -> ToolResult<Vec<Status>>;
+    fn index_workspace(&self, path: &str, wait_ms: u32) -> ToolResult<Status>;
+    fn status(&self, project: &str) -> ToolResult<Status>;
+}
+
+pub struct Ctx {
+    /// The slug of the project the host resolved for this call, if any.
+    pub project: Option<String>,
+}
+
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: Value,
+    pub read_only: bool,
+    pub idempotent: bool,
+}
+
+pub fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "index_workspace",
+            description: "Register a directory as a project and index it (symbols, references). Re-running \
+                re-indexes only changed files. Waits up to `wait_seconds` (default 20), then answers with \
+                the state: `ready`, or `building` with progress (poll get_indexing_status).",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "absolute path of the project root directory"},
+                    "wait_seconds": {"type": "integer", "description": "how long to wait for the run (0-25, default 20)"}
+                },
+                "required": ["path"]
+            }),
+            read_only: false,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "get_indexing_status",
+            description: "The index state of a project (ready / building with files done of total / stale / \
+                unindexed) with file, symbol and reference counts and parse failures. Without `project`: \
+                the session's project, or every project.",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "project": {"type": "string", "description": "slug, id or root path"}
+                }
+            }),
+            read_only: true,
+            idempotent: true,
+        },
+        ToolSpec {
+            name: "list_projects",
+            description: "Every registered project with its slug, root, index state and counts; the session's \
+                active project is marked.",
+            schema: json!({"type": "object", "properties": {}}),
+            read_only: true,
+            idempotent: true,
+        },
+    ]
+}
+
+fn status_json(s: &Status) -> Value {
+    let progress = (s.state == "building" && s.files_total > 0).then(|| {
+        format!(
+            "{} of {} files ({}%)",
+            s.files_done,
+            s.files_total,
+            (u64::from(s.files_done) * 100 / u64::from(s.files_total))
+        )
+    });
+    json!({
+        "project": s.slug,
+        "root": s.root,
+        "state": s.state,
+        "progress": progress,
+        "files": s.files,
+        "symbols": s.symbols,
+        "references": s.references,
+        "parse_failures": if s.parse_failures > 0 { Some(s.parse_failures) } else { None },
+        "indexed_at": s.indexed_at,
+        "last_index_ms": s.last_index_ms,
+        "last_error": s.last_error,
+        "active": if s.active { Some(true) } else { None },
+    })
+}
+
+pub fn call(host: &dyn ProjectsHost, tool: &str, arguments: &str, ctx: &Ctx) -> ToolResult<String> {
+    let args = Args::parse(arguments)?;
+    match tool {
+        "index_workspace" => {
+            let path = args.required_str("path", "the absolute path of the directory to index")?;
+            check_text("path", &path, 4096)?;
+            let wait = args.opt_int("wait_seconds", 0, 25)?.unwrap_or(20) as u32;
+            let s = host.index_workspace(&path, wait * 1000)?;
+            let mut body = status_json(&s);
+            let note = match s.state.as_str() {
+                "ready" => format!(
+                    "indexed {} files: {} symbols, {} references{}",
+                    s.files,
+                    s.symbols,
+                    s.references,
+                    s.last_index_ms.map(|ms| format!(" in {ms} ms")).unwrap_or_default()
+                ),
+                "building" => "still indexing: call get_indexing_status to follow; queries wait for the first index".into(),
+                other => format!("index state: {other}"),
+            };
+            body["notes"] = json!([note]);
+            Ok(to_compact_json(&body))
+        }
+        "get_indexing_status" => {
+            let selector = args.opt_str("project")?.or_else(|| ctx.project.clone());
+            match selector {
+                Some(p) => Ok(to_compact_json(&status_json(&host.status(&p)?))),
+                None => {
+                    let all = host.list()?;
+                    let mut body =
+                        json!({"projects": all.iter().map(status_json).collect::<Vec<_>>()});
+                    if all.is_empty() {
+                        body["notes"] = json!([
+                            "no project is registered yet: call index_workspace(path) first"
+                        ]);
+                    }
+                    Ok(to_compact_json(&body))
+                }
+            }
+        }
+        "list_projects" => {
+            let all = host.list()?;
+            let mut body = json!({
+                "total": all.len(),
+                "projects": all.iter().map(status_json).collect::<Vec<_>>(),
+            });
+            if all.is_empty() {
+                body["notes"] =
+                    json!(["no project is registered yet: call index_workspace(path) first"]);
+            }
+            Ok(to_compact_json(&body))
+        }
+        other => Err(ToolError::not_found(format!(
+            "the admin router has no tool `{other}`; it offers index_workspace, get_indexing_status, list_projects"
+        ))),
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod component;

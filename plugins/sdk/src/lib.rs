@@ -1,0 +1,106 @@
+//! Helpers for writing scryer router plugins (guest side).
+//!
+//! A router receives its arguments as a JSON object and answers with a body that must
+//! fit a token budget. This crate holds what every router needs for that and nothing
+//! tied to the WIT bindings, so router logic built on it also runs natively (tests,
+//! benchmarks):
+//!
+//! - [`args::Args`]: typed access to arguments, lenient in what it accepts (`"12"` for a
+//!   number, `"true"` for a boolean, `null` for absent) and precise in its errors;
+//! - [`budget::fit_prefix`]: the largest prefix of a list whose rendering fits a budget;
+//! - [`ToolError`]: an error kind and a message that names what was wrong and what is
+//!   accepted.
+
+pub mod args;
+pub mod budget;
+
+/// The kinds of error a tool reports; they map one-to-one onto the WIT `call-error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    InvalidArgument,
+    NotFound,
+    Denied,
+    Internal,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn invalid(message: impl Into<String>) -> ToolError {
+        ToolError {
+            kind: ErrorKind::InvalidArgument,
+            message: message.into(),
+        }
+    }
+
+    pub fn not_found(message: impl Into<String>) -> ToolError {
+        ToolError {
+            kind: ErrorKind::NotFound,
+            message: message.into(),
+        }
+    }
+
+    pub fn internal(message: impl Into<String>) -> ToolError {
+        ToolError {
+            kind: ErrorKind::Internal,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+pub type ToolResult<T> = Result<T, ToolError>;
+
+/// Compact JSON without nulls: the shape every answer uses.
+pub fn to_compact_json(value: &serde_json::Value) -> String {
+    serde_json::to_string(&strip_empty(value.clone())).unwrap_or_else(|_| "{}".into())
+}
+
+/// Removes nulls, empty arrays and empty objects from a JSON value, recursively.
+/// Answers never carry them: an absent field already says "nothing here".
+pub fn strip_empty(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, strip_empty(v)))
+                .filter(|(_, v)| !is_empty(v))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(strip_empty).collect()),
+        other => other,
+    }
+}
+
+fn is_empty(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Null => true,
+        serde_json::Value::Array(a) => a.is_empty(),
+        serde_json::Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compact_json_drops_nulls_and_empties_but_keeps_zero_and_false() {
+        let v = json!({"a": null, "b": [], "c": {}, "d": 0, "e": false, "f": [{"g": null, "h": 1}], "i": ""});
+        assert_eq!(
+            to_compact_json(&v),
+            r#"{"d":0,"e":false,"f":[{"h":1}],"i":""}"#
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Shared test support: the real `scryer` binary driven over stdio by rmcp's client,
+//! on a temporary database, against a copy of the fixture workspace.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+pub fn scryer_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_scryer"))
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The cargo target directory these tests run from (`<target>/debug/deps/<test>`).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().to_path_buf()
+}
+
+/// A compile cache shared by the tests of one target dir, so each server start does
+/// not recompile the routers (the compile-cache tests use their own).
+pub fn shared_compile_cache() -> PathBuf {
+    target_dir().join("scryer-test-compiled")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of `tests/fixtures/workspace` (a small crate named `demo`).
+pub fn fixture_workspace() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("scryer-demo-")
+        .tempdir()
+        .unwrap();
+    copy_dir(&repo_root().join("tests/fixtures/workspace"), dir.path());
+    dir
+}
+
+/// Builds a fixture router component (a package under tests/fixtures) for wasm32-wasip2,
+/// once per test binary, and returns its path.
+pub fn fixture_component(package: &str) -> PathBuf {
+    static BUILT: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    const PACKAGES: [&str; 2] = ["scryer-fixture-hostile", "scryer-fixture-filesystem"];
+    let built = BUILT.get_or_init(|| {
+        scryer_wasm_build::build_components(
+            Path::new(env!("CARGO")),
+            &repo_root(),
+            &target_dir().join("scryer-fixtures"),
+            &PACKAGES,
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    });
+    let i = PACKAGES
+        .iter()
+        .position(|p| *p == package)
+        .expect("known fixture package");
+    built[i].clone()
+}
+
+/// A running `scryer serve` with its own database.
+pub struct Scryer {
+    pub client: RunningService<RoleClient, ()>,
+    pub state: tempfile::TempDir,
+}
+
+impl Scryer {
+    /// Starts `scryer --db <tmp> serve <extra>` with `env` set.
+    pub async fn start(extra: &[&str], env: &[(&str, &str)]) -> Scryer {
+        let state = tempfile::Builder::new()
+            .prefix("scryer-state-")
+            .tempdir()
+            .unwrap();
+        let db = state.path().join("index.db");
+        let cache = shared_compile_cache();
+        let transport =
+            TokioChildProcess::new(tokio::process::Command::new(scryer_bin()).configure(|cmd| {
+                cmd.arg("--db")
+                    .arg(&db)
+                    .arg("--compile-cache")
+                    .arg(&cache)
+                    .arg("serve")
+                    .args(extra)
+                    .env("SCRYER_LOG", "warn")
+                    .current_dir(state.path());
+                for (k, v) in env {
+                    cmd.env(k, v);
+                }
+            }))
+            .expect("spawning scryer serve");
+        let client = ().serve(transport).await.expect("MCP handshake with scryer serve");
+        Scryer { client, state }
+    }
+
+    /// Calls a tool; returns the answer text and whether it is an error.
+    pub async fn call(&self, tool: &str, args: Value) -> (String, bool) {
+        let args: JsonObject = match args {
+            Value::Object(m) => m,
+            Value::Null => JsonObject::new(),
+            other => panic!("arguments must be an object, got {other}"),
+        };
+        let result = self
+            .client
+            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        (text, result.is_error.unwrap_or(false))
+    }
+
+    /// Calls a tool that must succeed with a JSON answer.
+    pub async fn call_json(&self, tool: &str, args: Value) -> Value {
+        let (text, is_error) = self.call(tool, args).await;
+        assert!(!is_error, "{tool} failed: {text}");
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{tool} answered non-JSON ({e}): {text}"))
+    }
+
+    /// Indexes `root` and waits until it is ready.
+    pub async fn index(&self, root: &Path) -> Value {
+        let answer = self
+            .call_json(
+                "index_workspace",
+                serde_json::json!({"path": root.to_str().unwrap()}),
+            )
+            .await;
+        assert_eq!(answer["state"], "ready", "{answer}");
+        answer
+    }
+
+    pub async fn stop(self) {
+        let _ = self.client.cancel().await;
+    }
+}
