@@ -224,6 +224,50 @@ impl Server {
         Ok(id)
     }
 
+    /// The host services routers import, for running router logic natively against the
+    /// same data (benchmarks compare this with the component path).
+    pub fn host_services(&self) -> Arc<dyn scryer_runtime::HostServices> {
+        Arc::new(host_services::HostImpl {
+            core: self.core.clone(),
+        })
+    }
+
+    /// The scope a call from `session` to `plugin` would run under, for the session's
+    /// active project.
+    pub async fn call_scope(
+        &self,
+        session: u64,
+        plugin: &str,
+    ) -> Result<scryer_runtime::CallScope> {
+        let state = self.core.session(session);
+        let project = match state.active_project {
+            Some(id) => self.core.projects.db().project(id).await?,
+            None => None,
+        };
+        Ok(scryer_runtime::CallScope {
+            plugin: plugin.into(),
+            project: project.map(|p| scryer_runtime::wit::Project {
+                id: p.id,
+                slug: p.slug,
+                root: p.root,
+            }),
+            session,
+        })
+    }
+
+    /// Makes `project` (slug, id or root) the session's active project.
+    pub async fn activate(&self, session: u64, project: &str) -> Result<()> {
+        let p = self
+            .core
+            .projects
+            .db()
+            .project_by_selector(project)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("unknown project {project}"))?;
+        self.core.set_active_project(session, p.id);
+        Ok(())
+    }
+
     pub fn close_session(&self, id: u64) {
         self.core
             .sessions

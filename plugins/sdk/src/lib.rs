@@ -58,6 +58,8 @@ impl std::fmt::Display for ToolError {
     }
 }
 
+impl std::error::Error for ToolError {}
+
 pub type ToolResult<T> = Result<T, ToolError>;
 
 /// Compact JSON without nulls: the shape every answer uses.
