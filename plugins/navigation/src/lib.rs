@@ -6,6 +6,7 @@
 pub mod host;
 pub mod outline;
 pub mod references;
+pub mod resolve;
 pub mod tools;
 
 use scryer_plugin_sdk::args::Args;

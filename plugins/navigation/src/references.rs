@@ -15,6 +15,7 @@ use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
 use crate::host::{Ctx, Format, IndexHost, Site, Sym};
+use crate::resolve::{self, Attribution, Scope, Strength};
 
 pub const VIEWS: [&str; 3] = ["callers", "files", "sites"];
 const DEFAULT_LIMIT: i64 = 100;
@@ -115,64 +116,37 @@ fn matches_query(def: &Sym, q: &Query) -> bool {
     q.qualifier.len() == 1 && def.owner.as_deref() == Some(q.qualifier[0].as_str())
 }
 
-/// The segment before the name in a qualified name (`Type` in `crate::m::Type::f`).
-fn parent_segment(qualified: &str) -> Option<&str> {
-    let mut parts = qualified.rsplit("::");
-    parts.next();
-    parts.next()
-}
-
-/// Which definition (index into `defs`) the path written at a site points to, if the
-/// path tells them apart.
-fn attribute(site: &Site, defs: &[Sym]) -> Option<usize> {
-    let qualifier = site.qualifier.as_deref()?;
-    let mut last = qualifier.rsplit("::").next().unwrap_or(qualifier).trim();
-    // `Self::f` inside `impl Type`: the owner is the type the enclosing item belongs to.
-    let enclosing_owner;
-    if last == "Self" {
-        enclosing_owner = owner_of_enclosing(&site.enclosing_symbol, defs);
-        last = enclosing_owner.as_deref().unwrap_or("Self");
-    }
-    let hits: Vec<usize> = defs
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| {
-            d.owner.as_deref() == Some(last) || parent_segment(&d.qualified_name) == Some(last)
-        })
-        .map(|(i, _)| i)
-        .collect();
-    if hits.len() == 1 {
-        return Some(hits[0]);
-    }
-    // A longer written path (`crate::a::b::name`, `super::b::name`) narrows further.
-    let written: Vec<&str> = qualifier
-        .split("::")
-        .filter(|s| !matches!(*s, "crate" | "self" | "super" | "Self"))
-        .collect();
-    if written.len() > 1 {
-        let tail = format!(
-            "{}::{}",
-            written.join("::"),
-            defs.first().map(|d| d.name.as_str()).unwrap_or("")
-        );
-        let hits: Vec<usize> = defs
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.qualified_name.ends_with(&tail))
-            .map(|(i, _)| i)
-            .collect();
-        if hits.len() == 1 {
-            return Some(hits[0]);
+/// What attribution needs to know beyond the sites: imports of the name and of
+/// same-named owners, and which owners are traits.
+fn build_scope(host: &dyn IndexHost, defs: &[Sym], sites: &[Site]) -> ToolResult<Scope> {
+    let mut scope = Scope {
+        name_imports: resolve::imports_by_file(sites),
+        ..Scope::default()
+    };
+    let mut owner_count: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in defs {
+        if let Some(o) = d.owner.as_deref() {
+            *owner_count.entry(o).or_default() += 1;
         }
     }
-    None
-}
-
-/// For a site in `crate::m::Type::method`, the type `Type` when it owns methods here.
-fn owner_of_enclosing(enclosing: &str, defs: &[Sym]) -> Option<String> {
-    let parent = parent_segment(enclosing)?;
-    let _ = defs;
-    Some(parent.to_string())
+    // Owners shared by several definitions (types of one name in different modules):
+    // what each file imports under that name tells them apart.
+    for (owner, _) in owner_count.iter().filter(|(_, n)| **n > 1).take(4) {
+        let owner_sites = host.references_to_name(owner, false)?;
+        scope
+            .owner_imports
+            .insert(owner.to_string(), resolve::imports_by_file(&owner_sites));
+    }
+    for owner in owner_count.keys().take(8) {
+        if host
+            .symbols_by_name(owner)?
+            .iter()
+            .any(|d| d.kind == "trait")
+        {
+            scope.trait_owners.insert(owner.to_string());
+        }
+    }
+    Ok(scope)
 }
 
 pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> ToolResult<String> {
@@ -182,6 +156,13 @@ pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> Too
         .into_iter()
         .filter(|d| d.kind != "module")
         .collect();
+    // Definitions sharing one qualified name (cfg variants, several `impl TryFrom<_>`
+    // for one type) are one symbol to the agent: keep the first, note the others.
+    let mut seen = std::collections::HashSet::new();
+    let defs_all: Vec<Sym> = defs_all
+        .into_iter()
+        .filter(|d| seen.insert(d.qualified_name.clone()))
+        .collect();
     let candidates: Vec<usize> = (0..defs_all.len())
         .filter(|&i| matches_query(&defs_all[i], &q))
         .collect();
@@ -190,8 +171,12 @@ pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> Too
     let facts = host.index_facts()?;
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
 
-    // Attribute every site: to a definition the written path names, or to none.
-    let attributed: Vec<Option<usize>> = sites.iter().map(|s| attribute(s, &defs_all)).collect();
+    // Tie every site to a definition where what is written around it allows.
+    let scope = build_scope(host, &defs_all, &sites)?;
+    let attributed: Vec<Attribution> = sites
+        .iter()
+        .map(|s| resolve::attribute(s, &defs_all, &scope))
+        .collect();
 
     if candidates.is_empty() {
         if !defs_all.is_empty() {
@@ -223,7 +208,7 @@ pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> Too
             return Ok(render_plain(&body, ctx));
         }
         // Usages with no definition here: a dependency's or the standard library's item.
-        let group: Vec<&Site> = sites.iter().collect();
+        let group: Vec<(&Site, bool)> = sites.iter().map(|s| (s, true)).collect();
         return render_group(
             host,
             &q,
@@ -242,28 +227,21 @@ pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> Too
 
     if candidates.len() == 1 {
         let c = candidates[0];
-        let group: Vec<&Site> = sites
-            .iter()
-            .zip(&attributed)
-            .filter(|(_, a)| a.is_none() || **a == Some(c))
-            .map(|(s, _)| s)
-            .collect();
-        // With other same-named definitions around, a site no path ties down is a name match.
-        let name_matched = if defs_all.len() > 1 {
-            sites
-                .iter()
-                .zip(&attributed)
-                .filter(|(_, a)| a.is_none())
-                .count()
-        } else {
-            0
-        };
+        let mut group: Vec<(&Site, bool)> = Vec::new();
+        for (site, a) in sites.iter().zip(&attributed) {
+            match a {
+                Attribution::Resolved(i, strength) if *i == c => {
+                    group.push((site, *strength == Strength::NameOnly))
+                }
+                Attribution::Open(set) if set.contains(&c) => group.push((site, true)),
+                _ => {}
+            }
+        }
+        let name_matched = group.iter().filter(|(_, by_name)| *by_name).count();
         let mut notes = Vec::new();
         if name_matched > 0 {
             notes.push(format!(
-                "{name_matched} usage(s) are tied to this definition by name only: {} other definition(s) are also named `{}`",
-                defs_all.len() - 1,
-                q.name
+                "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it)"
             ));
         }
         return render_group(
@@ -278,7 +256,7 @@ pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> Too
         );
     }
 
-    render_ambiguous(&q, ctx, &defs_all, &candidates, &sites, &attributed)
+    render_ambiguous(host, &q, ctx, &defs_all, &candidates, &sites, &attributed)
 }
 
 fn def_json(d: &Sym) -> Value {
@@ -314,13 +292,17 @@ fn render_group(
     q: &Query,
     ctx: &Ctx,
     def: Option<&Sym>,
-    group: &[&Site],
+    group: &[(&Site, bool)],
     name_matched: usize,
     facts: &crate::host::Facts,
     mut notes: Vec<String>,
 ) -> ToolResult<String> {
-    let mut ordered: Vec<&Site> = group.to_vec();
-    ordered.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
+    let mut ordered: Vec<(&Site, bool)> = group.to_vec();
+    ordered.sort_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+    });
+    let by_name: Vec<bool> = ordered.iter().map(|(_, n)| *n).collect();
+    let ordered: Vec<&Site> = ordered.into_iter().map(|(s, _)| s).collect();
     let files: BTreeMap<&str, usize> = ordered.iter().fold(BTreeMap::new(), |mut m, s| {
         *m.entry(s.file_path.as_str()).or_default() += 1;
         m
@@ -337,15 +319,12 @@ fn render_group(
             }
         }
     }
-    let unattributed_here = def.is_none() || name_matched > 0;
     let items: Vec<Item> = match q.view {
         View::Sites => ordered
             .iter()
-            .map(|s| Item {
-                json: site_json(
-                    s,
-                    def.is_some() && name_matched > 0 && s.qualifier.is_none(),
-                ),
+            .zip(&by_name)
+            .map(|(s, by_name)| Item {
+                json: site_json(s, def.is_some() && *by_name),
                 text: format!(
                     "{}:{}:{} [{}] in {} — {}",
                     s.file_path,
@@ -437,7 +416,6 @@ fn render_group(
         }
         why
     };
-    let _ = unattributed_here;
 
     let render = |k: usize| -> String {
         let shown = &page[..k];
@@ -526,12 +504,13 @@ fn render_group(
 }
 
 fn render_ambiguous(
+    host: &dyn IndexHost,
     q: &Query,
     ctx: &Ctx,
     defs: &[Sym],
     candidates: &[usize],
     sites: &[Site],
-    attributed: &[Option<usize>],
+    attributed: &[Attribution],
 ) -> ToolResult<String> {
     let mut groups: Vec<(usize, Vec<&Site>)> = candidates
         .iter()
@@ -539,7 +518,7 @@ fn render_ambiguous(
             let mut g: Vec<&Site> = sites
                 .iter()
                 .zip(attributed)
-                .filter(|(_, a)| **a == Some(c))
+                .filter(|(_, a)| matches!(a, Attribution::Resolved(i, _) if *i == c))
                 .map(|(s, _)| s)
                 .collect();
             g.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
@@ -547,28 +526,44 @@ fn render_ambiguous(
         })
         .collect();
     groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
-    let unattributed = attributed.iter().filter(|a| a.is_none()).count();
-    let body = json!({
-        "symbol": q.text,
-        "ambiguous": true,
-        "candidate_count": candidates.len(),
-        "definitions": groups.iter().map(|(c, g)| json!({
-            "definition": def_json(&defs[*c]),
-            "total_sites": g.len(),
-            "items": g.iter().take(AMBIGUOUS_SITES_PER_GROUP).map(|s| site_json(s, false)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "unattributed_sites": unattributed,
-        "complete": false,
-        "see_also": format!(
-            "find_references(symbol: \"<one qualified_name above>\") for every usage of one definition"
+    let unattributed = attributed
+        .iter()
+        .filter(
+            |a| matches!(a, Attribution::Open(set) if set.iter().any(|i| candidates.contains(i))),
+        )
+        .count();
+    let render = |per_group: usize| {
+        let body = json!({
+            "symbol": q.text,
+            "ambiguous": true,
+            "candidate_count": candidates.len(),
+            "definitions": groups.iter().map(|(c, g)| json!({
+                "definition": def_json(&defs[*c]),
+                "total_sites": g.len(),
+                "items": g.iter().take(per_group).map(|s| site_json(s, false)).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "unattributed_sites": unattributed,
+            "complete": false,
+            "see_also": "find_references(symbol: \"<one qualified_name above>\") for every usage of one definition, with paging",
+            "notes": [format!(
+                "`{}` names {} definitions; usages are grouped by what is written at each site (path, receiver type, imports). {unattributed} usage(s) could belong to several of them and appear when you ask for one definition",
+                q.text,
+                candidates.len()
+            )],
+        });
+        render_plain(&body, ctx)
+    };
+    let largest = groups.iter().map(|(_, g)| g.len()).max().unwrap_or(0);
+    let per_group = match ctx.budget {
+        None => largest,
+        Some(budget) => fit_prefix(
+            largest.min(AMBIGUOUS_SITES_PER_GROUP),
+            budget,
+            render,
+            |t| host.count_tokens(t),
         ),
-        "notes": [format!(
-            "`{}` names {} definitions; usages are grouped by the path written at the site. {unattributed} usage(s) (method calls, bare names) could belong to any of them and appear when you ask for one definition",
-            q.text,
-            candidates.len()
-        )],
-    });
-    Ok(render_plain(&body, ctx))
+    };
+    Ok(render(per_group))
 }
 
 /// Renders an answer that is not a list (notes, ambiguity) in the requested format.

@@ -1,0 +1,758 @@
+//! Which definition a usage site refers to, from what is written around it.
+//!
+//! The index stores every usage by name, with the path written before it (or, for a
+//! method call, the receiver's type when the extractor could see it) and the function
+//! or type it sits in. Given all same-named definitions, a site is tied to one of them
+//! by, in order:
+//!
+//! 1. **kind**: a type position names a type, `x.f()` a method, `f!()` a macro...;
+//! 2. **the written path or receiver type**: `Circle::new`, `self.trie.insert(..)`
+//!    with `trie: RangeTrie`, `Self::f` inside `impl Owner`;
+//! 3. **scope**: a bare name defined in the site's own file, or imported there by a
+//!    `use` whose path leads to one definition;
+//! 4. **uniqueness**: one compatible definition left, tied by name only.
+//!
+//! A site whose written path or receiver names something none of the definitions
+//! belong to (`Vec::new` when asking for `Circle::new`) is excluded.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::host::{Site, Sym};
+
+/// How a site was tied to a definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strength {
+    /// The written path or receiver type names the definition's owner or module.
+    Path,
+    /// The definition is in scope in the site's file (defined there, or imported).
+    Scope,
+    /// Only one definition of that kind has the name.
+    NameOnly,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attribution {
+    Resolved(usize, Strength),
+    /// Could be any of these definitions (indices); nothing written tells them apart.
+    Open(Vec<usize>),
+    /// Refers to something none of the definitions is (another type's method, a local).
+    Excluded,
+}
+
+/// Facts about the neighbourhood that attribution needs beyond the sites themselves.
+#[derive(Default)]
+pub struct Scope {
+    /// For each file: the paths of `use` items that import the queried name
+    /// (`crate::util::search` for `use crate::util::search::Anchored`).
+    pub name_imports: HashMap<String, Vec<String>>,
+    /// For each owner name and file: the paths that import that owner.
+    pub owner_imports: HashMap<String, HashMap<String, Vec<String>>>,
+    /// Owner names that are traits (a method call on any receiver may reach them).
+    pub trait_owners: HashSet<String>,
+}
+
+const TYPE_KINDS: &[&str] = &["struct", "enum", "trait", "type_alias", "union"];
+
+/// Can a site of `site_kind` (with or without a written qualifier) name a definition
+/// of `def_kind`?
+pub fn compatible(site_kind: &str, qualified: bool, def_kind: &str) -> bool {
+    match site_kind {
+        "type" => TYPE_KINDS.contains(&def_kind),
+        "macro" => def_kind == "macro",
+        "method_call" => def_kind == "method" || def_kind == "field",
+        "field" => def_kind == "field",
+        "call" if qualified => matches!(
+            def_kind,
+            "function" | "method" | "struct" | "variant" | "field"
+        ),
+        "call" => matches!(def_kind, "function" | "struct" | "variant" | "field"),
+        "path" => def_kind != "macro" && def_kind != "field",
+        _ => true, // use, macro_token: any
+    }
+}
+
+fn segments(path: &str) -> Vec<&str> {
+    path.split("::")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The qualified path of the module or type that holds a definition.
+fn parent_path(d: &Sym) -> Vec<&str> {
+    let mut s = segments(&d.qualified_name);
+    s.pop();
+    s
+}
+
+/// The segment before the last in a qualified name (`Type` in `crate::m::Type::f`).
+fn parent_segment(qualified: &str) -> Option<&str> {
+    let s = segments(qualified);
+    (s.len() >= 2).then(|| s[s.len() - 2])
+}
+
+/// Does a written path (`crate::nfa::thompson`) lead to `target` (a definition's
+/// parent path `regex_automata::nfa::thompson::compiler`)? Its named segments must
+/// appear in `target` in order (re-exports skip levels), and it must name something.
+fn path_leads_to(written: &str, target: &[&str]) -> bool {
+    let named: Vec<&str> = segments(written)
+        .into_iter()
+        .filter(|s| !matches!(*s, "crate" | "self" | "super" | "Self"))
+        .collect();
+    if named.is_empty() {
+        return false;
+    }
+    let mut it = target.iter();
+    named.iter().all(|n| it.any(|t| t == n))
+}
+
+/// For a site inside `crate::m::Owner::method` (or `crate::m::Owner`), the owner
+/// names `Self` may stand for.
+fn self_owners(enclosing: &str) -> Vec<&str> {
+    let s = segments(enclosing);
+    let mut out = Vec::new();
+    if let Some(last) = s.last() {
+        out.push(*last);
+    }
+    if s.len() >= 2 {
+        out.push(s[s.len() - 2]);
+    }
+    out
+}
+
+/// The module path of a file, mirroring how the index names modules: `src/lib.rs` is
+/// the crate root, `src/a/mod.rs` and `src/a.rs` are `a`, `tests/x.rs` is `tests::x`.
+pub fn module_of_file(crate_name: &str, file: &str) -> Vec<String> {
+    let mut parts: Vec<&str> = file.split('/').collect();
+    if parts.first() == Some(&"src") {
+        parts.remove(0);
+    }
+    let last = parts.pop().unwrap_or("");
+    let stem = last.strip_suffix(".rs").unwrap_or(last);
+    let is_root = parts.is_empty() && matches!(stem, "lib" | "main");
+    let mut out = vec![crate_name.to_string()];
+    out.extend(parts.iter().map(|p| p.replace('-', "_")));
+    if stem != "mod" && !is_root {
+        out.push(stem.replace('-', "_"));
+    }
+    out
+}
+
+/// A written path made absolute from the module of the file it is written in.
+fn absolute_module(written: &str, file: &str, crate_name: &str) -> Vec<String> {
+    let segs = segments(written);
+    let here = module_of_file(crate_name, file);
+    let mut out: Vec<String>;
+    let mut rest = segs.as_slice();
+    match segs.first().copied() {
+        Some("crate") => {
+            out = vec![crate_name.to_string()];
+            rest = &segs[1..];
+        }
+        Some("self") => {
+            out = here;
+            rest = &segs[1..];
+        }
+        Some("super") => {
+            out = here;
+            while rest.first() == Some(&"super") {
+                out.pop();
+                rest = &rest[1..];
+            }
+        }
+        Some(first) if first == crate_name => {
+            out = vec![crate_name.to_string()];
+            rest = &segs[1..];
+        }
+        _ => out = here,
+    }
+    out.extend(rest.iter().map(|s| s.to_string()));
+    out
+}
+
+/// Candidates (indices into `defs`, among `compat`) that the module path `module`
+/// holds, directly or through a `use` re-export of the name in that module's file
+/// (followed once more for re-exports of re-exports).
+fn through_module(
+    module: &[String],
+    suffix: &[String],
+    name_imports: &HashMap<String, Vec<String>>,
+    crate_name: &str,
+    defs: &[Sym],
+    compat: &[usize],
+    depth: u8,
+) -> Vec<usize> {
+    let direct: Vec<usize> = compat
+        .iter()
+        .copied()
+        .filter(|&i| {
+            parent_path(&defs[i])
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                == module
+        })
+        .collect();
+    if !direct.is_empty() || depth == 0 {
+        return direct;
+    }
+    let mut found = Vec::new();
+    for (file, paths) in name_imports {
+        let file_module = module_of_file(crate_name, file);
+        // A path that starts with an imported module name (`thompson::State`) names
+        // whichever module ends that way.
+        let same = file_module == module || (!suffix.is_empty() && file_module.ends_with(suffix));
+        if !same {
+            continue;
+        }
+        for p in paths {
+            let target = absolute_module(p, file, crate_name);
+            for i in through_module(
+                &target,
+                &[],
+                name_imports,
+                crate_name,
+                defs,
+                compat,
+                depth - 1,
+            ) {
+                if !found.contains(&i) {
+                    found.push(i);
+                }
+            }
+        }
+    }
+    found
+}
+
+pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
+    let qualifier = site.qualifier.as_deref().filter(|q| !q.is_empty());
+    let compat: Vec<usize> = (0..defs.len())
+        .filter(|&i| compatible(&site.kind, qualifier.is_some(), &defs[i].kind))
+        .collect();
+    if compat.is_empty() {
+        return Attribution::Excluded;
+    }
+
+    let crate_name = segments(&site.enclosing_symbol)
+        .first()
+        .copied()
+        .unwrap_or("crate")
+        .to_string();
+    if let Some(q) = qualifier {
+        // Items owned by a type or trait are reached only through that owner; a path
+        // that does not end in it (`crate::Anchored`) means something else.
+        let segs = segments(q);
+        if q != "Self" && segs.last() != Some(&"Self") {
+            let module = absolute_module(q, &site.file_path, &crate_name);
+            let relative_to_import =
+                !matches!(segs.first().copied(), Some("crate" | "self" | "super"))
+                    && segs.first().copied() != Some(crate_name.as_str());
+            let suffix: Vec<String> = if relative_to_import {
+                segs.iter().map(|s| s.to_string()).collect()
+            } else {
+                Vec::new()
+            };
+            let unowned: Vec<usize> = compat
+                .iter()
+                .copied()
+                .filter(|&i| defs[i].owner.is_none())
+                .collect();
+            let via = through_module(
+                &module,
+                &suffix,
+                &scope.name_imports,
+                &crate_name,
+                defs,
+                &unowned,
+                2,
+            );
+            if via.len() == 1 {
+                return Attribution::Resolved(via[0], Strength::Path);
+            }
+        }
+        let last = *segs.last().unwrap_or(&q);
+        let relative_only = segs
+            .iter()
+            .all(|s| matches!(*s, "crate" | "self" | "super"));
+        if !relative_only {
+            let owners: Vec<&str> = if last == "Self" {
+                self_owners(&site.enclosing_symbol)
+            } else {
+                vec![last]
+            };
+            let hits: Vec<usize> = compat
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let d = &defs[i];
+                    owners.iter().any(|o| {
+                        d.owner.as_deref() == Some(*o)
+                            || parent_segment(&d.qualified_name) == Some(*o)
+                    })
+                })
+                .collect();
+            match hits.len() {
+                1 => return Attribution::Resolved(hits[0], Strength::Path),
+                // A module path (`regex_automata::X`, lowercase) that leads nowhere
+                // known may be a glob re-export: decide below as for a bare name.
+                0 if site.kind != "method_call" && last.starts_with(|c: char| c.is_lowercase()) => {
+                }
+                0 => {
+                    // A receiver of another type can still reach a trait's method.
+                    let via_trait: Vec<usize> = compat
+                        .iter()
+                        .copied()
+                        .filter(|&i| {
+                            site.kind == "method_call"
+                                && defs[i]
+                                    .owner
+                                    .as_deref()
+                                    .is_some_and(|o| scope.trait_owners.contains(o))
+                        })
+                        .collect();
+                    return match via_trait.len() {
+                        0 => Attribution::Excluded,
+                        1 => Attribution::Resolved(via_trait[0], Strength::NameOnly),
+                        _ => Attribution::Open(via_trait),
+                    };
+                }
+                _ => {
+                    // Several owners share the name: a longer written path, then what
+                    // the file imports under that name, then the owner's own file.
+                    let longer: Vec<usize> = hits
+                        .iter()
+                        .copied()
+                        .filter(|&i| segs.len() > 1 && path_leads_to(q, &parent_path(&defs[i])))
+                        .collect();
+                    if longer.len() == 1 {
+                        return Attribution::Resolved(longer[0], Strength::Path);
+                    }
+                    // The owner as this file imports it, resolved exactly; then the
+                    // owner defined in the site's own module.
+                    let owner_module = |i: usize| -> Vec<String> {
+                        let mut p: Vec<String> = parent_path(&defs[i])
+                            .iter()
+                            .map(|s| s.to_string())
+                            .collect();
+                        p.pop();
+                        p
+                    };
+                    if let Some(paths) = scope
+                        .owner_imports
+                        .get(last)
+                        .and_then(|m| m.get(&site.file_path))
+                    {
+                        let exact: Vec<usize> = hits
+                            .iter()
+                            .copied()
+                            .filter(|&i| {
+                                paths.iter().any(|p| {
+                                    absolute_module(p, &site.file_path, &crate_name)
+                                        == owner_module(i)
+                                })
+                            })
+                            .collect();
+                        if exact.len() == 1 {
+                            return Attribution::Resolved(exact[0], Strength::Scope);
+                        }
+                    }
+                    let site_module = module_of_file(&crate_name, &site.file_path);
+                    let in_module: Vec<usize> = hits
+                        .iter()
+                        .copied()
+                        .filter(|&i| owner_module(i) == site_module)
+                        .collect();
+                    if in_module.len() == 1 {
+                        return Attribution::Resolved(in_module[0], Strength::Scope);
+                    }
+                    if let Some(paths) = scope
+                        .owner_imports
+                        .get(last)
+                        .and_then(|m| m.get(&site.file_path))
+                    {
+                        let imported: Vec<usize> = hits
+                            .iter()
+                            .copied()
+                            .filter(|&i| {
+                                let mut owner_path = parent_path(&defs[i]);
+                                owner_path.pop();
+                                paths.iter().any(|p| path_leads_to(p, &owner_path))
+                            })
+                            .collect();
+                        if imported.len() == 1 {
+                            return Attribution::Resolved(imported[0], Strength::Scope);
+                        }
+                    }
+                    let local: Vec<usize> = hits
+                        .iter()
+                        .copied()
+                        .filter(|&i| defs[i].file_path == site.file_path)
+                        .collect();
+                    if local.len() == 1 {
+                        return Attribution::Resolved(local[0], Strength::Scope);
+                    }
+                    return Attribution::Open(hits);
+                }
+            }
+        }
+    }
+
+    // A bare name (or one behind crate/self/super): what is in scope in this file.
+    // Behind a path, owned items (variants, methods) are out: they need their owner.
+    let compat: Vec<usize> = if qualifier.is_some() {
+        compat
+            .into_iter()
+            .filter(|&i| defs[i].owner.is_none())
+            .collect()
+    } else {
+        compat
+    };
+    if compat.is_empty() {
+        return Attribution::Excluded;
+    }
+    let here: Vec<usize> = compat
+        .iter()
+        .copied()
+        .filter(|&i| defs[i].file_path == site.file_path)
+        .collect();
+    if here.len() == 1 && site.kind != "method_call" && site.kind != "field" {
+        return Attribution::Resolved(here[0], Strength::Scope);
+    }
+    if let Some(paths) = scope.name_imports.get(&site.file_path) {
+        // What the file's `use` leads to, following re-exports.
+        let mut via: Vec<usize> = Vec::new();
+        for p in paths {
+            let segs = segments(p);
+            let module = absolute_module(p, &site.file_path, &crate_name);
+            let relative_to_import =
+                !matches!(segs.first().copied(), Some("crate" | "self" | "super"))
+                    && segs.first().copied() != Some(crate_name.as_str());
+            let suffix: Vec<String> = if relative_to_import {
+                segs.iter().map(|s| s.to_string()).collect()
+            } else {
+                Vec::new()
+            };
+            for i in through_module(
+                &module,
+                &suffix,
+                &scope.name_imports,
+                &crate_name,
+                defs,
+                &compat,
+                2,
+            ) {
+                if !via.contains(&i) {
+                    via.push(i);
+                }
+            }
+        }
+        if via.len() == 1 {
+            return Attribution::Resolved(via[0], Strength::Scope);
+        }
+        let imported: Vec<usize> = compat
+            .iter()
+            .copied()
+            .filter(|&i| {
+                paths
+                    .iter()
+                    .any(|p| path_leads_to(p, &parent_path(&defs[i])))
+            })
+            .collect();
+        if imported.len() == 1 {
+            return Attribution::Resolved(imported[0], Strength::Scope);
+        }
+        // A `use` that does not name an owner imports an unowned item.
+        let unowned: Vec<usize> = compat
+            .iter()
+            .copied()
+            .filter(|&i| defs[i].owner.is_none())
+            .collect();
+        if unowned.len() == 1 && !paths.is_empty() {
+            return Attribution::Resolved(unowned[0], Strength::Scope);
+        }
+    }
+    match compat.len() {
+        1 => Attribution::Resolved(compat[0], Strength::NameOnly),
+        _ => Attribution::Open(compat),
+    }
+}
+
+/// The imports of `name` per file, from the `use` sites among `sites`.
+pub fn imports_by_file(sites: &[Site]) -> HashMap<String, Vec<String>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for s in sites.iter().filter(|s| s.kind == "use") {
+        if let Some(q) = &s.qualifier {
+            out.entry(s.file_path.clone()).or_default().push(q.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym {
+        Sym {
+            name: qualified.rsplit("::").next().unwrap().into(),
+            kind: kind.into(),
+            qualified_name: qualified.into(),
+            owner: owner.map(Into::into),
+            file_path: file.into(),
+            start_line: 1,
+            end_line: 2,
+            signature: String::new(),
+            docstring: None,
+        }
+    }
+
+    fn site(file: &str, kind: &str, qualifier: Option<&str>, enclosing: &str) -> Site {
+        Site {
+            file_path: file.into(),
+            line: 1,
+            column: 1,
+            kind: kind.into(),
+            qualifier: qualifier.map(Into::into),
+            enclosing_symbol: enclosing.into(),
+            line_text: None,
+        }
+    }
+
+    #[test]
+    fn written_paths_and_receiver_types_pick_the_owner() {
+        let defs = [
+            def(
+                "k::shapes::Circle::new",
+                "method",
+                Some("Circle"),
+                "src/shapes.rs",
+            ),
+            def(
+                "k::shapes::Square::new",
+                "method",
+                Some("Square"),
+                "src/shapes.rs",
+            ),
+        ];
+        let scope = Scope::default();
+        let a = |s: Site| attribute(&s, &defs, &scope);
+        assert_eq!(
+            a(site("src/lib.rs", "call", Some("Circle"), "k::f")),
+            Attribution::Resolved(0, Strength::Path)
+        );
+        assert_eq!(
+            a(site("src/lib.rs", "call", Some("shapes::Square"), "k::f")),
+            Attribution::Resolved(1, Strength::Path)
+        );
+        assert_eq!(
+            a(site("src/lib.rs", "call", Some("Vec"), "k::f")),
+            Attribution::Excluded
+        );
+        assert_eq!(
+            a(site(
+                "src/shapes.rs",
+                "call",
+                Some("Self"),
+                "k::shapes::Square::both"
+            )),
+            Attribution::Resolved(1, Strength::Path)
+        );
+        assert_eq!(
+            a(site("src/lib.rs", "method_call", None, "k::f")),
+            Attribution::Open(vec![0, 1])
+        );
+        // A plain call `new(..)` cannot reach a method.
+        assert_eq!(
+            a(site("src/lib.rs", "call", None, "k::f")),
+            Attribution::Excluded
+        );
+    }
+
+    #[test]
+    fn bare_names_resolve_through_the_file_and_its_imports() {
+        let defs = [
+            def("k::a::State", "struct", None, "src/a.rs"),
+            def("k::b::State", "enum", None, "src/b.rs"),
+            def("k::c::Kind::State", "variant", Some("Kind"), "src/c.rs"),
+        ];
+        let mut scope = Scope::default();
+        scope
+            .name_imports
+            .insert("src/user.rs".into(), vec!["crate::b".into()]);
+        let a = |s: Site| attribute(&s, &defs, &scope);
+        assert_eq!(
+            a(site("src/a.rs", "type", None, "k::a::f")),
+            Attribution::Resolved(0, Strength::Scope)
+        );
+        assert_eq!(
+            a(site("src/user.rs", "type", None, "k::user::f")),
+            Attribution::Resolved(1, Strength::Scope)
+        );
+        assert_eq!(
+            a(site("src/other.rs", "type", None, "k::other::f")),
+            Attribution::Open(vec![0, 1])
+        );
+        // A variant is never a type; `Kind::State` is the variant.
+        assert_eq!(
+            a(site("src/other.rs", "path", Some("Kind"), "k::other::f")),
+            Attribution::Resolved(2, Strength::Path)
+        );
+    }
+
+    #[test]
+    fn same_named_owners_are_told_apart_by_what_the_file_imports() {
+        let defs = [
+            def(
+                "k::nfa::thompson::compiler::Config::which",
+                "method",
+                Some("Config"),
+                "src/nfa/thompson/compiler.rs",
+            ),
+            def(
+                "k::meta::regex::Config::which",
+                "method",
+                Some("Config"),
+                "src/meta/regex.rs",
+            ),
+        ];
+        let mut scope = Scope::default();
+        scope
+            .owner_imports
+            .entry("Config".into())
+            .or_default()
+            .insert(
+                "src/dfa/dense.rs".into(),
+                vec!["crate::nfa::thompson".into()],
+            );
+        let s = site(
+            "src/dfa/dense.rs",
+            "method_call",
+            Some("Config"),
+            "k::dfa::dense::build",
+        );
+        assert_eq!(
+            attribute(&s, &defs, &scope),
+            Attribution::Resolved(0, Strength::Scope)
+        );
+        let s = site(
+            "src/meta/regex.rs",
+            "method_call",
+            Some("Config"),
+            "k::meta::regex::x",
+        );
+        assert_eq!(
+            attribute(&s, &defs, &scope),
+            Attribution::Resolved(1, Strength::Scope)
+        );
+        let s = site("src/elsewhere.rs", "method_call", Some("Config"), "k::e::x");
+        assert_eq!(attribute(&s, &defs, &scope), Attribution::Open(vec![0, 1]));
+    }
+
+    #[test]
+    fn trait_methods_stay_reachable_from_other_receivers() {
+        let defs = [def("k::Shape::area", "method", Some("Shape"), "src/s.rs")];
+        let mut scope = Scope::default();
+        let s = site("src/lib.rs", "method_call", Some("Circle"), "k::f");
+        assert_eq!(attribute(&s, &defs, &scope), Attribution::Excluded);
+        scope.trait_owners.insert("Shape".into());
+        assert_eq!(
+            attribute(&s, &defs, &scope),
+            Attribution::Resolved(0, Strength::NameOnly)
+        );
+    }
+
+    #[test]
+    fn modules_of_files() {
+        assert_eq!(module_of_file("k", "src/lib.rs"), ["k"]);
+        assert_eq!(
+            module_of_file("k", "src/nfa/thompson/mod.rs"),
+            ["k", "nfa", "thompson"]
+        );
+        assert_eq!(
+            module_of_file("k", "src/nfa/thompson/nfa.rs"),
+            ["k", "nfa", "thompson", "nfa"]
+        );
+        assert_eq!(
+            module_of_file("k", "tests/dfa/api.rs"),
+            ["k", "tests", "dfa", "api"]
+        );
+        assert_eq!(
+            absolute_module("super::x", "src/a/b.rs", "k"),
+            ["k", "a", "x"]
+        );
+        assert_eq!(
+            absolute_module("crate::util", "src/a/b.rs", "k"),
+            ["k", "util"]
+        );
+        assert_eq!(
+            absolute_module("self::nfa", "src/nfa/thompson/mod.rs", "k"),
+            ["k", "nfa", "thompson", "nfa"]
+        );
+    }
+
+    #[test]
+    fn paths_through_reexports_reach_the_definition() {
+        let defs = [
+            def(
+                "k::nfa::thompson::nfa::State",
+                "enum",
+                None,
+                "src/nfa/thompson/nfa.rs",
+            ),
+            def(
+                "k::nfa::thompson::builder::State",
+                "enum",
+                None,
+                "src/nfa/thompson/builder.rs",
+            ),
+            def(
+                "k::util::search::Anchored",
+                "enum",
+                None,
+                "src/util/search.rs",
+            ),
+            def(
+                "k::dfa::start::StartKind::Anchored",
+                "variant",
+                Some("StartKind"),
+                "src/dfa/start.rs",
+            ),
+        ];
+        let mut scope = Scope::default();
+        scope
+            .name_imports
+            .insert("src/nfa/thompson/mod.rs".into(), vec!["self::nfa".into()]);
+        scope
+            .name_imports
+            .insert("src/lib.rs".into(), vec!["crate::util::search".into()]);
+        let s = site(
+            "src/dfa/onepass.rs",
+            "path",
+            Some("thompson"),
+            "k::dfa::onepass::f",
+        );
+        assert_eq!(
+            attribute(&s, &defs, &scope),
+            Attribution::Resolved(0, Strength::Path)
+        );
+        let s = site("src/dfa/regex.rs", "use", Some("crate"), "k::dfa::regex");
+        assert_eq!(
+            attribute(&s, &defs[2..], &scope),
+            Attribution::Resolved(0, Strength::Path)
+        );
+    }
+
+    #[test]
+    fn written_paths_follow_reexports() {
+        assert!(path_leads_to(
+            "crate::nfa::thompson",
+            &["k", "nfa", "thompson", "compiler"]
+        ));
+        assert!(!path_leads_to(
+            "crate::meta",
+            &["k", "nfa", "thompson", "compiler"]
+        ));
+        assert!(!path_leads_to("super", &["k", "nfa"]));
+    }
+}
