@@ -93,11 +93,29 @@ impl Scryer {
             .tempdir()
             .unwrap();
         let db = state.path().join("index.db");
+        Self::spawn(&db, state, extra, env).await
+    }
+
+    /// Starts `scryer --db <db> serve <extra>` on an existing database.
+    pub async fn start_with_db(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> Scryer {
+        let state = tempfile::Builder::new()
+            .prefix("scryer-state-")
+            .tempdir()
+            .unwrap();
+        Self::spawn(db, state, extra, env).await
+    }
+
+    async fn spawn(
+        db: &Path,
+        state: tempfile::TempDir,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Scryer {
         let cache = shared_compile_cache();
         let transport =
             TokioChildProcess::new(tokio::process::Command::new(scryer_bin()).configure(|cmd| {
                 cmd.arg("--db")
-                    .arg(&db)
+                    .arg(db)
                     .arg("--compile-cache")
                     .arg(&cache)
                     .arg("serve")

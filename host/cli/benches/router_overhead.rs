@@ -204,7 +204,7 @@ fn main() -> anyhow::Result<()> {
             native_times.extend(batch);
         }
         let (wm, rm, nm) = (median(wasm_times.clone()), median(runtime_times.clone()), median(native_times.clone()));
-        println!("project {} ({} files), find_references {symbol:?} view=sites, {} bytes answer, {iterations} calls each", indexed.slug, indexed.root, wasm_answer.text.len());
+        println!("project {} ({}), find_references {symbol:?} view=sites, {} bytes answer, {iterations} calls each", indexed.slug, indexed.root, wasm_answer.text.len());
         println!("whole host path (Server::call_tool: resolve, budget, component): median {wm:?}  p95 {:?}", p95(wasm_times));
         println!("component only (Runtime::call, fresh store per call):          median {rm:?}  p95 {:?}", p95(runtime_times));
         println!("native (same router logic, same host services):               median {nm:?}  p95 {:?}", p95(native_times));

@@ -6,10 +6,15 @@
 //! definition name or a local variable. Macro invocations whose bodies look like
 //! items, call arguments or statements are re-parsed so that what they contain is
 //! indexed like ordinary code; other macro bodies yield token-level references.
+//! `MethodCall` and `Field` references `x.name` carry the type of `x` as their qualifier
+//! where the enclosing function makes it evident (`Self` for `self`; see
+//! `extract/receivers.rs` for the rules).
 //!
 //! [`module_path_for`] maps a file path inside a crate to its module path.
 
 mod extract;
+#[cfg(test)]
+mod receiver_tests;
 #[cfg(test)]
 mod tests;
 mod text;

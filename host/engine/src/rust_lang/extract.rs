@@ -10,6 +10,11 @@ use tree_sitter::Node;
 mod code;
 mod items;
 mod macros;
+pub(crate) mod receivers;
+
+use std::collections::HashMap;
+
+use receivers::{StructFields, Ty};
 
 use super::text::{block_doc, doc_attr_value, is_primitive, line_doc, signature, strip_raw};
 use crate::model::{Definition, Reference, ReferenceKind as RK, SymbolKind as SK};
@@ -44,6 +49,13 @@ enum MacroPos {
     Expr,
 }
 
+/// What [`Extractor::enter_scope`] saved.
+pub(super) struct Scope<'s> {
+    locals: Vec<&'s str>,
+    local_types: HashMap<&'s str, Ty>,
+    self_owner: Option<String>,
+}
+
 pub(super) struct Extractor<'s> {
     src: &'s str,
     line_starts: Vec<usize>,
@@ -53,6 +65,15 @@ pub(super) struct Extractor<'s> {
     refs: Vec<Reference>,
     /// Value names bound in the current function (parameters, lets, closure params, patterns).
     locals: Vec<&'s str>,
+    /// The evident types of some of `locals`: the latest binding of each name wins.
+    local_types: HashMap<&'s str, Ty>,
+    /// Inside a method (or other function of an impl or trait body): the owner's name.
+    self_owner: Option<String>,
+    /// Declared field types of the structs defined in this file, for [`Ty::Field`].
+    struct_fields: StructFields,
+    /// `MethodCall` and `Field` references (indexes into `refs`) whose receiver type is
+    /// evident; the qualifier is set in [`Self::finish`], once every struct is known.
+    receivers: Vec<(usize, Ty)>,
     /// Generic parameter names in scope (type and const parameters).
     tparams: Vec<&'s str>,
     nest: u32,
@@ -122,6 +143,10 @@ impl<'s> Extractor<'s> {
             defs: Vec::new(),
             refs: Vec::new(),
             locals: Vec::new(),
+            local_types: HashMap::new(),
+            self_owner: None,
+            struct_fields: StructFields::new(),
+            receivers: Vec::new(),
             tparams: Vec::new(),
             nest: 0,
             macro_depth: 0,
@@ -139,6 +164,13 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn finish(mut self) -> (Vec<Definition>, Vec<Reference>) {
+        for (i, ty) in std::mem::take(&mut self.receivers) {
+            if let Some((name, _rule)) = ty.resolve(&self.struct_fields) {
+                #[cfg(test)]
+                receivers::count(self.refs[i].kind, _rule);
+                self.refs[i].qualifier = Some(name);
+            }
+        }
         // The walk visits some parts out of source order (where clauses before bodies,
         // let values before patterns); publish references in source order.
         self.refs.sort_by_key(|r| (r.line, r.column));
@@ -185,11 +217,29 @@ impl<'s> Extractor<'s> {
         self.locals.contains(&name) || self.tparams.contains(&name)
     }
 
+    /// Bind a value name in the current function; its type is not (yet) known.
     pub(super) fn add_local(&mut self, name: &'s str) {
         let name = strip_raw(name);
+        self.local_types.remove(name);
         if !self.locals.contains(&name) {
             self.locals.push(name);
         }
+    }
+
+    /// Enter a new function-like scope (function, const or static initializer, module,
+    /// macro definition): no locals, no `self` unless `self_owner` is given.
+    pub(super) fn enter_scope(&mut self, self_owner: Option<String>) -> Scope<'s> {
+        Scope {
+            locals: std::mem::take(&mut self.locals),
+            local_types: std::mem::take(&mut self.local_types),
+            self_owner: std::mem::replace(&mut self.self_owner, self_owner),
+        }
+    }
+
+    pub(super) fn leave_scope(&mut self, saved: Scope<'s>) {
+        self.locals = saved.locals;
+        self.local_types = saved.local_types;
+        self.self_owner = saved.self_owner;
     }
 
     // ----- emitting -----------------------------------------------------------------------
@@ -211,6 +261,15 @@ impl<'s> Extractor<'s> {
             qualifier,
             enclosing_symbol: ctx.enclosing.clone(),
         });
+    }
+
+    /// A `MethodCall` or `Field` reference `x.name`, qualified by the type of `x` if evident.
+    fn push_member(&mut self, n: Node<'_>, kind: RK, receiver: Option<Ty>, ctx: &Ctx) {
+        let name = strip_raw(self.text(n));
+        if let Some(ty) = receiver {
+            self.receivers.push((self.refs.len(), ty));
+        }
+        self.push_ref(n, name, kind, None, ctx);
     }
 
     /// One name segment as a reference, unless it is a primitive, a local or a generic parameter.

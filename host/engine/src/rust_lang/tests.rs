@@ -316,8 +316,16 @@ fn fixture_references() {
         ("Option", 18, 8, RK::Type, None, "c::m::Point"),
         ("String", 33, 27, RK::Type, None, "c::m::Area::describe"),
         ("format", 34, 9, RK::Macro, None, "c::m::Area::describe"),
-        // macro arguments are re-parsed: a real method call, not a token
-        ("area", 34, 28, RK::MethodCall, None, "c::m::Area::describe"),
+        // macro arguments are re-parsed: a real method call, not a token; `self` in a
+        // trait method is `Self`
+        (
+            "area",
+            34,
+            28,
+            RK::MethodCall,
+            Some("Self"),
+            "c::m::Area::describe",
+        ),
         // impl headers belong to the self type
         ("Area", 38, 6, RK::Type, None, "c::m::Square"),
         ("Square", 38, 15, RK::Type, None, "c::m::Square"),
@@ -375,9 +383,17 @@ fn fixture_references() {
         ("y", 58, 20, RK::Field, Some("Point"), "c::m::Point::new"),
         ("None", 58, 23, RK::Path, None, "c::m::Point::new"),
         ("Self", 60, 38, RK::Type, None, "c::m::Point::reset"),
-        ("y", 61, 14, RK::Field, None, "c::m::Point::reset"),
+        // members of `self`: qualified by `Self`
+        ("y", 61, 14, RK::Field, Some("Self"), "c::m::Point::reset"),
         ("None", 61, 18, RK::Path, None, "c::m::Point::reset"),
-        ("touch", 62, 14, RK::MethodCall, None, "c::m::Point::reset"),
+        (
+            "touch",
+            62,
+            14,
+            RK::MethodCall,
+            Some("Self"),
+            "c::m::Point::reset",
+        ),
         ("Self", 63, 9, RK::Path, None, "c::m::Point::reset"),
         ("new", 63, 15, RK::Call, Some("Self"), "c::m::Point::reset"),
         ("HashMap", 70, 16, RK::Type, None, "c::m::Map"),
@@ -393,7 +409,8 @@ fn fixture_references() {
         ("Point", 86, 13, RK::Path, None, "c::m::user"),
         ("new", 86, 20, RK::Call, Some("Point"), "c::m::user"),
         ("COUNTER", 86, 24, RK::Path, None, "c::m::user"),
-        ("reset", 87, 7, RK::MethodCall, None, "c::m::user"),
+        // `let p = Point::new(..)`: `p` is a `Point`; what `reset` returns is not evident
+        ("reset", 87, 7, RK::MethodCall, Some("Point"), "c::m::user"),
         ("x", 87, 21, RK::Field, None, "c::m::user"),
         ("square", 87, 25, RK::Macro, None, "c::m::user"),
         ("LIMIT", 87, 43, RK::Path, None, "c::m::user"),
@@ -589,13 +606,21 @@ fn items_inside_item_macros() {
         ("Handle", 7, 34, RK::Type, None, "c::m::Runtime"),
         ("Runtime", 10, 6, RK::Type, None, "c::m::Runtime"),
         ("cfg_rt", 11, 5, RK::Macro, None, "c::m::Runtime"),
-        ("handle", 12, 39, RK::Field, None, "c::m::Runtime::block_on"),
+        // `self.handle` is a `Handle`: the field type of `Runtime`, itself defined in a macro
+        (
+            "handle",
+            12,
+            39,
+            RK::Field,
+            Some("Self"),
+            "c::m::Runtime::block_on",
+        ),
         (
             "enter",
             12,
             46,
             RK::MethodCall,
-            None,
+            Some("Handle"),
             "c::m::Runtime::block_on",
         ),
         ("cfg_not_rt", 16, 1, RK::Macro, None, "c::m"),
@@ -847,6 +872,9 @@ fn tokio_corpus() {
     let mut ref_kinds = std::collections::BTreeMap::<&str, usize>::new();
     let (mut defs, mut refs, mut errors) = (0usize, 0usize, 0usize);
     let mut slowest = (std::time::Duration::ZERO, String::new(), 0usize);
+    // references with a qualifier, by kind (receiver types for `method_call`)
+    let mut qualified = std::collections::BTreeMap::<&str, usize>::new();
+    extract::receivers::take_stats();
     let started = std::time::Instant::now();
     for (rel, src) in &sources {
         let t = std::time::Instant::now();
@@ -860,6 +888,9 @@ fn tokio_corpus() {
         }
         for r in &fs.references {
             *ref_kinds.entry(r.kind.as_str()).or_default() += 1;
+            if r.qualifier.is_some() {
+                *qualified.entry(r.kind.as_str()).or_default() += 1;
+            }
         }
         defs += fs.definitions.len();
         refs += fs.references.len();
@@ -876,6 +907,11 @@ fn tokio_corpus() {
         slowest.0
     );
     println!("definitions by kind: {by_kind:?}\nreferences by kind: {ref_kinds:?}");
+    println!("qualified references by kind: {qualified:?}");
+    println!("receiver types by reference kind and rule:");
+    for ((kind, rule), n) in extract::receivers::take_stats() {
+        println!("  {kind:<12} {:<24} {n}", rule.as_str());
+    }
     assert!(defs > 1000 && refs > 10_000);
 
     // One big file: every tokio source concatenated (~100k lines), then a ~5,000-line slice.

@@ -2,6 +2,7 @@
 
 use tree_sitter::Node;
 
+use super::receivers::{Rule, Ty};
 use super::{Ctx, Extractor, MAX_NEST, MacroPos, is_item_kind, join_opt, named_kids};
 use crate::model::ReferenceKind as RK;
 use crate::rust_lang::text::{is_builtin_attribute, signature, strip_raw};
@@ -297,26 +298,38 @@ impl<'s> Extractor<'s> {
                 }
             }
             "field_expression" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                let value = n.child_by_field_name("value");
+                let receiver = value.and_then(|v| self.expr_type(v));
+                if let Some(v) = value {
                     self.visit(v, ctx);
                 }
                 if let Some(f) = n.child_by_field_name("field")
                     && f.kind() == "field_identifier"
                 {
-                    self.push_field(f, None, ctx);
+                    self.push_member(f, RK::Field, receiver, ctx);
                 }
             }
             "struct_expression" => self.struct_expression(n, ctx),
             "macro_invocation" => self.macro_invocation(n, ctx, MacroPos::Expr),
             "let_declaration" => {
-                if let Some(t) = n.child_by_field_name("type") {
+                let declared = n.child_by_field_name("type");
+                let value = n.child_by_field_name("value");
+                let ty = match declared {
+                    Some(t) => self.type_of(t).map(|t| Ty::Name(t, Rule::Declared)),
+                    None => value.and_then(|v| self.expr_type(v)).map(|ty| match ty {
+                        Ty::Name(t, Rule::Expression) => Ty::Name(t, Rule::Constructor),
+                        other => other,
+                    }),
+                };
+                if let Some(t) = declared {
                     self.visit_type(t, ctx);
                 }
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = value {
                     self.visit(v, ctx);
                 }
                 if let Some(p) = n.child_by_field_name("pattern") {
                     self.pattern(p, ctx);
+                    self.bind_type(p, ty);
                 }
                 if let Some(a) = n.child_by_field_name("alternative") {
                     self.visit(a, ctx);
@@ -351,6 +364,9 @@ impl<'s> Extractor<'s> {
                             }
                             if let Some(pat) = p.child_by_field_name("pattern") {
                                 self.pattern(pat, ctx);
+                                let ty =
+                                    p.child_by_field_name("type").and_then(|t| self.type_of(t));
+                                self.bind_type(pat, ty.map(|t| Ty::Name(t, Rule::Declared)));
                             }
                         } else {
                             self.pattern(p, ctx);
@@ -450,14 +466,15 @@ impl<'s> Extractor<'s> {
                 self.path(f, RK::Call, None, ctx);
             }
             "field_expression" => {
-                if let Some(v) = f.child_by_field_name("value") {
+                let value = f.child_by_field_name("value");
+                let receiver = value.and_then(|v| self.expr_type(v));
+                if let Some(v) = value {
                     self.visit(v, ctx);
                 }
                 if let Some(name) = f.child_by_field_name("field")
                     && name.kind() == "field_identifier"
                 {
-                    let t = strip_raw(self.text(name));
-                    self.push_ref(name, t, RK::MethodCall, None, ctx);
+                    self.push_member(name, RK::MethodCall, receiver, ctx);
                 }
             }
             "generic_function" => {

@@ -2,6 +2,7 @@
 
 use tree_sitter::Node;
 
+use super::receivers::{Rule, Ty};
 use super::{Ctx, Extractor, MacroPos, join, named_kids};
 use crate::model::{ReferenceKind as RK, SymbolKind as SK};
 use crate::rust_lang::text::{signature, strip_raw};
@@ -96,7 +97,8 @@ impl<'s> Extractor<'s> {
             owner: None,
             enclosing: qn,
         };
-        let saved_locals = std::mem::take(&mut self.locals);
+        // `self` is the owner's in functions of impl and trait bodies, nowhere else
+        let saved_scope = self.enter_scope(ctx.owner.clone());
         let saved_tparams = self.tparams.len();
         if let Some(tp) = n.child_by_field_name("type_parameters") {
             self.type_parameters(tp, &fctx);
@@ -112,7 +114,7 @@ impl<'s> Extractor<'s> {
             self.visit(body, &fctx);
         }
         self.tparams.truncate(saved_tparams);
-        self.locals = saved_locals;
+        self.leave_scope(saved_scope);
     }
 
     pub(super) fn where_clauses(&mut self, n: Node<'_>, ctx: &Ctx) {
@@ -181,6 +183,8 @@ impl<'s> Extractor<'s> {
                     }
                     if let Some(pat) = p.child_by_field_name("pattern") {
                         self.pattern(pat, ctx);
+                        let ty = p.child_by_field_name("type").and_then(|t| self.type_of(t));
+                        self.bind_type(pat, ty.map(|t| Ty::Name(t, Rule::Declared)));
                     }
                 }
                 "self_parameter" | "line_comment" | "block_comment" => {}
@@ -214,6 +218,7 @@ impl<'s> Extractor<'s> {
         self.where_clauses(n, &sctx);
         if let Some(body) = body {
             self.fields(body, &sctx, name, &qn);
+            self.record_fields(name, body);
         }
         self.tparams.truncate(saved_tparams);
     }
@@ -404,9 +409,9 @@ impl<'s> Extractor<'s> {
             self.visit_type(t, &cctx);
         }
         if let Some(v) = value {
-            let saved_locals = std::mem::take(&mut self.locals);
+            let saved_scope = self.enter_scope(None);
             self.visit(v, &cctx);
-            self.locals = saved_locals;
+            self.leave_scope(saved_scope);
         }
     }
 
@@ -460,10 +465,10 @@ impl<'s> Extractor<'s> {
                 owner: None,
                 enclosing: qn,
             };
-            let saved_locals = std::mem::take(&mut self.locals);
+            let saved_scope = self.enter_scope(None);
             let saved_tparams = std::mem::take(&mut self.tparams);
             self.list(body, &mctx, true);
-            self.locals = saved_locals;
+            self.leave_scope(saved_scope);
             self.tparams = saved_tparams;
         }
     }
@@ -481,7 +486,7 @@ impl<'s> Extractor<'s> {
             owner: None,
             enclosing: qn,
         };
-        let saved_locals = std::mem::take(&mut self.locals);
+        let saved_scope = self.enter_scope(None);
         let mut c = n.walk();
         for rule in n.named_children(&mut c) {
             if rule.kind() == "macro_rule"
@@ -490,7 +495,7 @@ impl<'s> Extractor<'s> {
                 self.tokens(right, &mctx, RK::MacroToken);
             }
         }
-        self.locals = saved_locals;
+        self.leave_scope(saved_scope);
     }
 
     // ----- use trees ------------------------------------------------------------------------
