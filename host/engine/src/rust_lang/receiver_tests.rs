@@ -365,3 +365,29 @@ impl S {
         ]
     );
 }
+
+/// Rules 3 and 5 hold only for functions named like constructors (and tuple
+/// variants): `NFA::config()` returns a `Config`, not an `NFA`.
+#[test]
+fn only_constructor_names_give_their_type() {
+    let src = r#"fn f() {
+    NFA::config().which_captures(1);
+    let c = NFA::compiler();
+    c.build();
+    let t = Trie::with_capacity(4);
+    t.insert(1);
+    File::open(p)?.read(b);
+    Kind::Leaf(1).go();
+}
+"#;
+    check(
+        src,
+        &[
+            ("which_captures", 2, RK::MethodCall, None),
+            ("build", 4, RK::MethodCall, None),
+            ("insert", 6, RK::MethodCall, Some("Trie")),
+            ("read", 7, RK::MethodCall, Some("File")),
+            ("go", 8, RK::MethodCall, Some("Kind")),
+        ],
+    );
+}

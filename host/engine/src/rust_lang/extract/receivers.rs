@@ -92,6 +92,28 @@ impl Ty {
     }
 }
 
+/// Associated functions whose name says they return `Self` (possibly in a `Result` or
+/// a future, which `?` and `.await` unwrap), and tuple variants.
+fn looks_like_constructor(name: &str) -> bool {
+    matches!(
+        name,
+        "new"
+            | "default"
+            | "empty"
+            | "open"
+            | "create"
+            | "bind"
+            | "connect"
+            | "from"
+            | "try_from"
+            | "try_new"
+    ) || ["new_", "with_", "from_", "try_new_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        // `Enum::Variant(..)` builds the enum
+        || starts_uppercase(name)
+}
+
 fn starts_uppercase(name: &str) -> bool {
     name.starts_with(|c: char| c.is_uppercase())
 }
@@ -281,6 +303,12 @@ impl<'s> Extractor<'s> {
                         )
                     })?;
                     return self.expr_type_at(arg, depth);
+                }
+                // Only functions named like constructors return their type:
+                // `NFA::config()` is a `Config`, `Foo::builder()` a builder.
+                let name = strip_raw(self.text(f.child_by_field_name("name")?));
+                if !looks_like_constructor(name) {
+                    return None;
                 }
                 Some(Ty::Name(ty, Rule::Expression))
             }
