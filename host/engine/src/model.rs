@@ -87,6 +87,9 @@ pub enum ReferenceKind {
     Macro,
     /// an identifier inside a macro invocation's token tree (or a macro_rules! body)
     MacroToken,
+    /// the name of an item in `impl Trait for Type`: it implements the trait's item
+    /// (the qualifier names the trait)
+    Implements,
 }
 
 impl ReferenceKind {
@@ -100,6 +103,7 @@ impl ReferenceKind {
             ReferenceKind::Use => "use",
             ReferenceKind::Macro => "macro",
             ReferenceKind::MacroToken => "macro_token",
+            ReferenceKind::Implements => "implements",
         }
     }
 
@@ -113,6 +117,7 @@ impl ReferenceKind {
             ReferenceKind::Use,
             ReferenceKind::Macro,
             ReferenceKind::MacroToken,
+            ReferenceKind::Implements,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

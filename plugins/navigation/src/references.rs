@@ -118,7 +118,12 @@ fn matches_query(def: &Sym, q: &Query) -> bool {
 
 /// What attribution needs to know beyond the sites: imports of the name and of
 /// same-named owners, and which owners are traits.
-fn build_scope(host: &dyn IndexHost, defs: &[Sym], sites: &[Site]) -> ToolResult<Scope> {
+fn build_scope(
+    host: &dyn IndexHost,
+    defs: &[Sym],
+    candidates: &[usize],
+    sites: &[Site],
+) -> ToolResult<Scope> {
     let mut scope = Scope {
         name_imports: resolve::imports_by_file(sites),
         ..Scope::default()
@@ -129,15 +134,29 @@ fn build_scope(host: &dyn IndexHost, defs: &[Sym], sites: &[Site]) -> ToolResult
             *owner_count.entry(o).or_default() += 1;
         }
     }
+    // The owners of the definitions asked about come first: a common name (`new`) has
+    // many owners, and only a few are worth a look-up.
+    let mut owners: Vec<&str> = candidates
+        .iter()
+        .filter_map(|&c| defs[c].owner.as_deref())
+        .collect();
+    owners.extend(owner_count.keys().copied());
+    owners.dedup();
+    let mut seen = std::collections::HashSet::new();
+    owners.retain(|o| seen.insert(*o));
     // Owners shared by several definitions (types of one name in different modules):
     // what each file imports under that name tells them apart.
-    for (owner, _) in owner_count.iter().filter(|(_, n)| **n > 1).take(4) {
+    for owner in owners
+        .iter()
+        .filter(|o| owner_count.get(*o).copied().unwrap_or(0) > 1)
+        .take(4)
+    {
         let owner_sites = host.references_to_name(owner, false)?;
         scope
             .owner_imports
             .insert(owner.to_string(), resolve::imports_by_file(&owner_sites));
     }
-    for owner in owner_count.keys().take(8) {
+    for owner in owners.iter().take(8) {
         if host
             .symbols_by_name(owner)?
             .iter()
@@ -172,7 +191,7 @@ pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> Too
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
 
     // Tie every site to a definition where what is written around it allows.
-    let scope = build_scope(host, &defs_all, &sites)?;
+    let scope = build_scope(host, &defs_all, &candidates, &sites)?;
     let attributed: Vec<Attribution> = sites
         .iter()
         .map(|s| resolve::attribute(s, &defs_all, &scope))

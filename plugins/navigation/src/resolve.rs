@@ -67,6 +67,8 @@ pub fn compatible(site_kind: &str, qualified: bool, def_kind: &str) -> bool {
         ),
         "call" => matches!(def_kind, "function" | "struct" | "variant" | "field"),
         "path" => def_kind != "macro" && def_kind != "field",
+        // `impl Trait for T { fn f() }`: `f` implements the trait's item
+        "implements" => matches!(def_kind, "method" | "const" | "type_alias"),
         _ => true, // use, macro_token: any
     }
 }
@@ -173,25 +175,20 @@ fn absolute_module(written: &str, file: &str, crate_name: &str) -> Vec<String> {
 /// Candidates (indices into `defs`, among `compat`) that the module path `module`
 /// holds, directly or through a `use` re-export of the name in that module's file
 /// (followed once more for re-exports of re-exports).
+#[allow(clippy::too_many_arguments)]
 fn through_module(
     module: &[String],
     suffix: &[String],
     name_imports: &HashMap<String, Vec<String>>,
     crate_name: &str,
-    defs: &[Sym],
+    home: &dyn Fn(usize) -> Vec<String>,
     compat: &[usize],
     depth: u8,
 ) -> Vec<usize> {
     let direct: Vec<usize> = compat
         .iter()
         .copied()
-        .filter(|&i| {
-            parent_path(&defs[i])
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                == module
-        })
+        .filter(|&i| home(i) == module)
         .collect();
     if !direct.is_empty() || depth == 0 {
         return direct;
@@ -212,7 +209,7 @@ fn through_module(
                 &[],
                 name_imports,
                 crate_name,
-                defs,
+                home,
                 compat,
                 depth - 1,
             ) {
@@ -234,6 +231,17 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
         return Attribution::Excluded;
     }
 
+    let name_home = |i: usize| -> Vec<String> {
+        parent_path(&defs[i])
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let owner_home = |i: usize| -> Vec<String> {
+        let mut p = name_home(i);
+        p.pop();
+        p
+    };
     let crate_name = segments(&site.enclosing_symbol)
         .first()
         .copied()
@@ -263,7 +271,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                 &suffix,
                 &scope.name_imports,
                 &crate_name,
-                defs,
+                &name_home,
                 &unowned,
                 2,
             );
@@ -356,6 +364,29 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                         if exact.len() == 1 {
                             return Attribution::Resolved(exact[0], Strength::Scope);
                         }
+                        // Through the re-exports of the module the file imports it from.
+                        if let Some(owner_uses) = scope.owner_imports.get(last) {
+                            let mut via: Vec<usize> = Vec::new();
+                            for p in paths {
+                                let module = absolute_module(p, &site.file_path, &crate_name);
+                                for i in through_module(
+                                    &module,
+                                    &[],
+                                    owner_uses,
+                                    &crate_name,
+                                    &owner_home,
+                                    &hits,
+                                    2,
+                                ) {
+                                    if !via.contains(&i) {
+                                        via.push(i);
+                                    }
+                                }
+                            }
+                            if via.len() == 1 {
+                                return Attribution::Resolved(via[0], Strength::Scope);
+                            }
+                        }
                     }
                     let site_module = module_of_file(&crate_name, &site.file_path);
                     let in_module: Vec<usize> = hits
@@ -411,6 +442,23 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
     if compat.is_empty() {
         return Attribution::Excluded;
     }
+    // A bare name is an unowned item unless a `use` brings an owned one (a variant, an
+    // associated item) into scope by a path ending in its owner.
+    let compat: Vec<usize> =
+        if qualifier.is_none() && compat.iter().any(|&i| defs[i].owner.is_none()) {
+            let imports = scope.name_imports.get(&site.file_path);
+            compat
+                .into_iter()
+                .filter(|&i| match defs[i].owner.as_deref() {
+                    None => true,
+                    Some(o) => {
+                        imports.is_some_and(|ps| ps.iter().any(|p| segments(p).last() == Some(&o)))
+                    }
+                })
+                .collect()
+        } else {
+            compat
+        };
     let here: Vec<usize> = compat
         .iter()
         .copied()
@@ -438,7 +486,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                 &suffix,
                 &scope.name_imports,
                 &crate_name,
-                defs,
+                &name_home,
                 &compat,
                 2,
             ) {

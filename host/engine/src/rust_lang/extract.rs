@@ -76,6 +76,8 @@ pub(super) struct Extractor<'s> {
     receivers: Vec<(usize, Ty)>,
     /// Generic parameter names in scope (type and const parameters).
     tparams: Vec<&'s str>,
+    /// Inside `impl Trait for Type`: the trait, whose items the impl's items implement.
+    impl_trait: Option<String>,
     nest: u32,
     macro_depth: u32,
 }
@@ -148,6 +150,7 @@ impl<'s> Extractor<'s> {
             struct_fields: StructFields::new(),
             receivers: Vec::new(),
             tparams: Vec::new(),
+            impl_trait: None,
             nest: 0,
             macro_depth: 0,
         }
@@ -270,6 +273,23 @@ impl<'s> Extractor<'s> {
             self.receivers.push((self.refs.len(), ty));
         }
         self.push_ref(n, name, kind, None, ctx);
+    }
+
+    /// In `impl Trait for Type`, an associated item's name is also a use of the trait's
+    /// item of that name (rust-analyzer lists implementations among a trait item's
+    /// references): an `Implements` reference qualified by the trait.
+    pub(super) fn implements(&mut self, name_node: Node<'_>, ctx: &Ctx, qn: &str) {
+        if ctx.owner.is_none() {
+            return;
+        }
+        if let Some(tr) = self.impl_trait.clone() {
+            let ictx = Ctx {
+                prefix: qn.to_string(),
+                owner: None,
+                enclosing: qn.to_string(),
+            };
+            self.seg(name_node, RK::Implements, Some(tr), &ictx);
+        }
     }
 
     /// One name segment as a reference, unless it is a primitive, a local or a generic parameter.

@@ -329,6 +329,30 @@ fn fixture_references() {
         // impl headers belong to the self type
         ("Area", 38, 6, RK::Type, None, "c::m::Square"),
         ("Square", 38, 15, RK::Type, None, "c::m::Square"),
+        (
+            "SIDES",
+            39,
+            11,
+            RK::Implements,
+            Some("Area"),
+            "c::m::Square::SIDES",
+        ),
+        (
+            "Unit",
+            40,
+            10,
+            RK::Implements,
+            Some("Area"),
+            "c::m::Square::Unit",
+        ),
+        (
+            "area",
+            41,
+            8,
+            RK::Implements,
+            Some("Area"),
+            "c::m::Square::area",
+        ),
         ("Shape", 46, 6, RK::Type, None, "c::m::Shape"),
         // patterns: paths are references, bindings (`r`, `w`, `h` values) are locals
         ("Shape", 49, 13, RK::Path, None, "c::m::Shape::weight"),

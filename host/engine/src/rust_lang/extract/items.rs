@@ -88,6 +88,7 @@ impl<'s> Extractor<'s> {
                 };
                 let sig = self.sig_until(n, body);
                 self.define(n, name_node, kind, qn.clone(), ctx.owner.clone(), sig, prev);
+                self.implements(name_node, ctx, &qn);
                 qn
             }
             None => ctx.enclosing.clone(),
@@ -356,9 +357,12 @@ impl<'s> Extractor<'s> {
             self.visit_type(t, &ictx);
         }
         self.where_clauses(n, &ictx);
+        let trait_name = n.child_by_field_name("trait").map(|t| self.type_name(t));
+        let saved_trait = std::mem::replace(&mut self.impl_trait, trait_name);
         if let Some(body) = n.child_by_field_name("body") {
             self.list(body, &ictx, true);
         }
+        self.impl_trait = saved_trait;
         self.tparams.truncate(saved_tparams);
     }
 
@@ -396,6 +400,7 @@ impl<'s> Extractor<'s> {
                 let qn = self.qualify(ctx, name);
                 let sig = self.sig_until(n, value);
                 self.define(n, name_node, kind, qn.clone(), ctx.owner.clone(), sig, prev);
+                self.implements(name_node, ctx, &qn);
                 qn
             }
             None => ctx.enclosing.clone(),
@@ -431,6 +436,7 @@ impl<'s> Extractor<'s> {
             sig,
             prev,
         );
+        self.implements(name_node, ctx, &qn);
         let actx = Ctx {
             prefix: qn.clone(),
             owner: None,
