@@ -307,16 +307,16 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                 0 if site.kind != "method_call" && last.starts_with(|c: char| c.is_lowercase()) => {
                 }
                 0 => {
-                    // A receiver of another type can still reach a trait's method.
+                    // A receiver of another type, `Self` inside a trait impl, or a
+                    // generic parameter (`T::Output`) can still reach a trait's item.
                     let via_trait: Vec<usize> = compat
                         .iter()
                         .copied()
                         .filter(|&i| {
-                            site.kind == "method_call"
-                                && defs[i]
-                                    .owner
-                                    .as_deref()
-                                    .is_some_and(|o| scope.trait_owners.contains(o))
+                            defs[i]
+                                .owner
+                                .as_deref()
+                                .is_some_and(|o| scope.trait_owners.contains(o))
                         })
                         .collect();
                     return match via_trait.len() {
