@@ -159,6 +159,20 @@ fn project_from(row: &turso::Row) -> Result<ProjectRow> {
     })
 }
 
+const FILE_COLUMNS: &str = "id, path, content_hash, size, language, parse_errors, line_count";
+
+fn file_from(row: &turso::Row) -> Result<FileRow> {
+    Ok(FileRow {
+        id: int(col(row, 0)?).unwrap_or_default(),
+        path: text(col(row, 1)?).unwrap_or_default(),
+        content_hash: text(col(row, 2)?).unwrap_or_default(),
+        size: int(col(row, 3)?).unwrap_or_default(),
+        language: text(col(row, 4)?).unwrap_or_default(),
+        parse_errors: int(col(row, 5)?).unwrap_or(0) != 0,
+        line_count: int(col(row, 6)?).unwrap_or_default(),
+    })
+}
+
 const SYMBOL_COLUMNS: &str = "s.name, s.kind, s.qualified_name, s.owner, s.signature, s.docstring, \
      s.start_line, s.end_line, s.name_line, s.name_column, f.path";
 
@@ -347,21 +361,13 @@ impl Db {
         let conn = self.connect()?;
         let mut rows = conn
             .query(
-                "SELECT id, path, content_hash, size, language, parse_errors, line_count FROM source_file WHERE project_id = ?1",
+                format!("SELECT {FILE_COLUMNS} FROM source_file WHERE project_id = ?1"),
                 (project_id,),
             )
             .await?;
         let mut out = HashMap::new();
         while let Some(row) = rows.next().await? {
-            let f = FileRow {
-                id: int(col(&row, 0)?).unwrap_or_default(),
-                path: text(col(&row, 1)?).unwrap_or_default(),
-                content_hash: text(col(&row, 2)?).unwrap_or_default(),
-                size: int(col(&row, 3)?).unwrap_or_default(),
-                language: text(col(&row, 4)?).unwrap_or_default(),
-                parse_errors: int(col(&row, 5)?).unwrap_or(0) != 0,
-                line_count: int(col(&row, 6)?).unwrap_or_default(),
-            };
+            let f = file_from(&row)?;
             out.insert(f.path.clone(), f);
         }
         Ok(out)
@@ -371,20 +377,14 @@ impl Db {
         let conn = self.connect()?;
         let mut rows = conn
             .query(
-                "SELECT id, path, content_hash, size, language, parse_errors, line_count FROM source_file WHERE project_id = ?1 AND path = ?2",
+                format!(
+                    "SELECT {FILE_COLUMNS} FROM source_file WHERE project_id = ?1 AND path = ?2"
+                ),
                 (project_id, path),
             )
             .await?;
         match rows.next().await? {
-            Some(row) => Ok(Some(FileRow {
-                id: int(col(&row, 0)?).unwrap_or_default(),
-                path: text(col(&row, 1)?).unwrap_or_default(),
-                content_hash: text(col(&row, 2)?).unwrap_or_default(),
-                size: int(col(&row, 3)?).unwrap_or_default(),
-                language: text(col(&row, 4)?).unwrap_or_default(),
-                parse_errors: int(col(&row, 5)?).unwrap_or(0) != 0,
-                line_count: int(col(&row, 6)?).unwrap_or_default(),
-            })),
+            Some(row) => Ok(Some(file_from(&row)?)),
             None => Ok(None),
         }
     }

@@ -1,6 +1,6 @@
 //! The component glue for the administration router.
 
-use scryer_plugin_sdk::{ErrorKind, ToolError, ToolResult};
+use scryer_plugin_sdk::ToolResult;
 
 use crate::{Ctx, ProjectsHost, Status};
 
@@ -17,26 +17,7 @@ use scryer::router::types::{
 
 struct Admin;
 
-fn from_wit(e: CallError) -> ToolError {
-    match e {
-        CallError::InvalidArgument(m) => ToolError::invalid(m),
-        CallError::NotFound(m) => ToolError::not_found(m),
-        CallError::Denied(m) => ToolError {
-            kind: ErrorKind::Denied,
-            message: m,
-        },
-        CallError::Internal(m) => ToolError::internal(m),
-    }
-}
-
-fn to_wit(e: ToolError) -> CallError {
-    match e.kind {
-        ErrorKind::InvalidArgument => CallError::InvalidArgument(e.message),
-        ErrorKind::NotFound => CallError::NotFound(e.message),
-        ErrorKind::Denied => CallError::Denied(e.message),
-        ErrorKind::Internal => CallError::Internal(e.message),
-    }
-}
+scryer_plugin_sdk::call_error_conversions!(CallError);
 
 fn status(s: projects::ProjectStatus) -> Status {
     Status {

@@ -1,7 +1,7 @@
 //! The component glue: WIT exports call the logic, the logic's host trait calls the WIT
 //! imports.
 
-use scryer_plugin_sdk::{ErrorKind, ToolError, ToolResult};
+use scryer_plugin_sdk::ToolResult;
 
 use crate::host::{Ctx, Facts, Format, IndexHost, Site, Sym};
 
@@ -19,26 +19,7 @@ use scryer::router::{index, tokens};
 
 struct Navigation;
 
-fn from_wit(e: CallError) -> ToolError {
-    match e {
-        CallError::InvalidArgument(m) => ToolError::invalid(m),
-        CallError::NotFound(m) => ToolError::not_found(m),
-        CallError::Denied(m) => ToolError {
-            kind: ErrorKind::Denied,
-            message: m,
-        },
-        CallError::Internal(m) => ToolError::internal(m),
-    }
-}
-
-fn to_wit(e: ToolError) -> CallError {
-    match e.kind {
-        ErrorKind::InvalidArgument => CallError::InvalidArgument(e.message),
-        ErrorKind::NotFound => CallError::NotFound(e.message),
-        ErrorKind::Denied => CallError::Denied(e.message),
-        ErrorKind::Internal => CallError::Internal(e.message),
-    }
-}
+scryer_plugin_sdk::call_error_conversions!(CallError);
 
 fn sym(s: index::Symbol) -> Sym {
     Sym {

@@ -172,6 +172,22 @@ fn absolute_module(written: &str, file: &str, crate_name: &str) -> Vec<String> {
     out
 }
 
+/// Where a written path leads: the absolute module, plus (for a path that starts with an
+/// imported module's name, `thompson::State`) the written segments to match as a
+/// suffix of a module path.
+fn import_target(written: &str, file: &str, crate_name: &str) -> (Vec<String>, Vec<String>) {
+    let segs = segments(written);
+    let module = absolute_module(written, file, crate_name);
+    let relative_to_import = !matches!(segs.first().copied(), Some("crate" | "self" | "super"))
+        && segs.first().copied() != Some(crate_name);
+    let suffix = if relative_to_import {
+        segs.iter().map(|s| s.to_string()).collect()
+    } else {
+        Vec::new()
+    };
+    (module, suffix)
+}
+
 /// Candidates (indices into `defs`, among `compat`) that the module path `module`
 /// holds, directly or through a `use` re-export of the name in that module's file
 /// (followed once more for re-exports of re-exports).
@@ -252,15 +268,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
         // that does not end in it (`crate::Anchored`) means something else.
         let segs = segments(q);
         if q != "Self" && segs.last() != Some(&"Self") {
-            let module = absolute_module(q, &site.file_path, &crate_name);
-            let relative_to_import =
-                !matches!(segs.first().copied(), Some("crate" | "self" | "super"))
-                    && segs.first().copied() != Some(crate_name.as_str());
-            let suffix: Vec<String> = if relative_to_import {
-                segs.iter().map(|s| s.to_string()).collect()
-            } else {
-                Vec::new()
-            };
+            let (module, suffix) = import_target(q, &site.file_path, &crate_name);
             let unowned: Vec<usize> = compat
                 .iter()
                 .copied()
@@ -471,16 +479,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
         // What the file's `use` leads to, following re-exports.
         let mut via: Vec<usize> = Vec::new();
         for p in paths {
-            let segs = segments(p);
-            let module = absolute_module(p, &site.file_path, &crate_name);
-            let relative_to_import =
-                !matches!(segs.first().copied(), Some("crate" | "self" | "super"))
-                    && segs.first().copied() != Some(crate_name.as_str());
-            let suffix: Vec<String> = if relative_to_import {
-                segs.iter().map(|s| s.to_string()).collect()
-            } else {
-                Vec::new()
-            };
+            let (module, suffix) = import_target(p, &site.file_path, &crate_name);
             for i in through_module(
                 &module,
                 &suffix,

@@ -92,6 +92,36 @@ fn is_empty(v: &serde_json::Value) -> bool {
     }
 }
 
+/// Conversions between [`ToolError`] and a component's generated WIT `call-error`
+/// (`from_wit`, `to_wit`). Invoke in the component module after `wit_bindgen::generate!`
+/// with the generated type in scope: `scryer_plugin_sdk::call_error_conversions!(CallError);`
+#[macro_export]
+macro_rules! call_error_conversions {
+    ($call_error:ident) => {
+        #[allow(dead_code)]
+        fn from_wit(e: $call_error) -> $crate::ToolError {
+            match e {
+                $call_error::InvalidArgument(m) => $crate::ToolError::invalid(m),
+                $call_error::NotFound(m) => $crate::ToolError::not_found(m),
+                $call_error::Denied(m) => $crate::ToolError {
+                    kind: $crate::ErrorKind::Denied,
+                    message: m,
+                },
+                $call_error::Internal(m) => $crate::ToolError::internal(m),
+            }
+        }
+
+        fn to_wit(e: $crate::ToolError) -> $call_error {
+            match e.kind {
+                $crate::ErrorKind::InvalidArgument => $call_error::InvalidArgument(e.message),
+                $crate::ErrorKind::NotFound => $call_error::NotFound(e.message),
+                $crate::ErrorKind::Denied => $call_error::Denied(e.message),
+                $crate::ErrorKind::Internal => $call_error::Internal(e.message),
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
