@@ -168,6 +168,25 @@ fn build_scope(
     Ok(scope)
 }
 
+/// snake_case names an accessor for `owner` may have: every word suffix of it
+/// (`RuntimeMetrics` → `runtime_metrics`, `metrics`), at most three.
+fn accessor_names(owner: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for ch in owner.chars() {
+        if ch.is_uppercase() || words.is_empty() {
+            words.push(String::new());
+        }
+        if let Some(w) = words.last_mut() {
+            w.extend(ch.to_lowercase());
+        }
+    }
+    (0..words.len())
+        .rev()
+        .take(3)
+        .map(|i| words[i..].join("_"))
+        .collect()
+}
+
 pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> ToolResult<String> {
     let q = parse_query(arguments)?;
     let defs_all: Vec<Sym> = host
@@ -246,21 +265,59 @@ pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> Too
 
     if candidates.len() == 1 {
         let c = candidates[0];
-        let mut group: Vec<(&Site, bool)> = Vec::new();
-        for (site, a) in sites.iter().zip(&attributed) {
-            match a {
-                Attribution::Resolved(i, strength) if *i == c => {
-                    group.push((site, *strength == Strength::NameOnly))
+        // A member used on a receiver of unknown type, in a file that never names the
+        // member's owner, is most likely another type's member of the same name.
+        // Naming it includes reaching it through an accessor named after it
+        // (`.registration()` for `Registration`, `.metrics()` for `RuntimeMetrics`).
+        let owner_files: Option<std::collections::HashSet<String>> =
+            match defs_all[c].owner.as_deref() {
+                Some(owner) if matches!(defs_all[c].kind.as_str(), "method" | "field") => {
+                    let mut files: std::collections::HashSet<String> =
+                        std::iter::once(defs_all[c].file_path.clone()).collect();
+                    for name in std::iter::once(owner.to_string()).chain(accessor_names(owner)) {
+                        files.extend(
+                            host.references_to_name(&name, false)?
+                                .into_iter()
+                                .map(|s| s.file_path),
+                        );
+                    }
+                    Some(files)
                 }
-                Attribution::Open(set) if set.contains(&c) => group.push((site, true)),
-                _ => {}
+                _ => None,
+            };
+        let mut group: Vec<(&Site, bool)> = Vec::new();
+        let mut unrelated = 0;
+        for (site, a) in sites.iter().zip(&attributed) {
+            let by_name = match a {
+                Attribution::Resolved(i, strength) if *i == c => *strength == Strength::NameOnly,
+                Attribution::Open(set) if set.contains(&c) => true,
+                _ => continue,
+            };
+            let blind_member = by_name
+                && site.qualifier.is_none()
+                && matches!(site.kind.as_str(), "method_call" | "field");
+            if blind_member
+                && owner_files
+                    .as_ref()
+                    .is_some_and(|f| !f.contains(&site.file_path))
+            {
+                unrelated += 1;
+                continue;
             }
+            group.push((site, by_name));
         }
         let name_matched = group.iter().filter(|(_, by_name)| *by_name).count();
         let mut notes = Vec::new();
         if name_matched > 0 {
             notes.push(format!(
                 "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it)"
+            ));
+        }
+        if unrelated > 0 {
+            notes.push(format!(
+                "{unrelated} more `.{}` use(s) on receivers of unknown type sit in files that never name `{}`: left out as most likely other types' members",
+                defs_all[c].name,
+                defs_all[c].owner.as_deref().unwrap_or("")
             ));
         }
         return render_group(
