@@ -411,3 +411,52 @@ async fn reindexing_picks_up_edits_and_skips_unchanged_files() {
     assert_eq!(sites["items"][2]["enclosing_symbol"], "demo::util::thrice");
     s.stop().await;
 }
+
+#[tokio::test]
+async fn answers_see_edits_made_after_indexing() {
+    let ws = fixture_workspace();
+    let s = Scryer::start(&[], &[]).await;
+    s.index(ws.path()).await;
+    // Edit without re-indexing: the next answer that names the file refreshes it.
+    let util = ws.path().join("src/util.rs");
+    std::fs::write(
+        &util,
+        std::fs::read_to_string(&util).unwrap()
+            + "\npub fn thrice() -> String {\n    describe(3.0)\n}\n",
+    )
+    .unwrap();
+    let sites = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "describe", "view": "sites"}),
+        )
+        .await;
+    assert_eq!(sites["total_sites"], 3, "{sites}");
+    assert_eq!(sites["items"][2]["enclosing_symbol"], "demo::util::thrice");
+    let notes = sites["notes"].to_string();
+    assert!(
+        notes.contains("refreshed 1 file(s) changed since indexing: src/util.rs"),
+        "{notes}"
+    );
+
+    // The file a call names is checked before the call.
+    std::fs::write(
+        &util,
+        std::fs::read_to_string(&util).unwrap() + "\npub fn fourth() {}\n",
+    )
+    .unwrap();
+    let outline = s
+        .call_json("get_file_outline", json!({"file_path": "src/util.rs"}))
+        .await;
+    assert_eq!(outline["total_symbols"], 7, "{outline}");
+
+    // Unchanged files are not reported.
+    let again = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "describe", "view": "sites"}),
+        )
+        .await;
+    assert!(!again.to_string().contains("refreshed"), "{again}");
+    s.stop().await;
+}

@@ -32,6 +32,8 @@ impl CallOutcome {
 
 /// Largest `max_tokens` accepted.
 const MAX_BUDGET: i64 = 1_000_000;
+/// Most files of one answer checked for changes after the call.
+const MAX_REFRESH_FILES: usize = 64;
 /// Tools that manage projects rather than read an index.
 const ADMIN_TOOLS: &[&str] = &["index_workspace", "get_indexing_status", "list_projects"];
 
@@ -169,12 +171,43 @@ impl Server {
             project: context.project.clone(),
             session: session_id,
         };
+        // Freshness: the file the call names is checked before it runs, the files the
+        // answer names after; if any changed, the call runs again on the fresh index.
+        let reads_index = !ADMIN_TOOLS.contains(&name);
+        let mut refreshed: Vec<String> = Vec::new();
+        if let (true, Some(p)) = (reads_index, &project) {
+            if let Ok(Some(fp)) = host_str(&args, "file_path") {
+                if let Ok(rel) = crate::paths::project_relative(Path::new(&p.root), fp) {
+                    refreshed.extend(self.refresh(p, vec![rel]).await);
+                }
+            }
+        }
         let args_json = Value::Object(args).to_string();
-        match self
+        let mut outcome = self
             .runtime
-            .call(plugin, scope, name, &args_json, &context)
-            .await
-        {
+            .call(plugin, scope.clone(), name, &args_json, &context)
+            .await;
+        if let (true, Some(p), Ok(result)) = (reads_index, &project, &outcome) {
+            let named = files_named_in(&result.body, MAX_REFRESH_FILES);
+            let changed = self.refresh(p, named).await;
+            if !changed.is_empty() {
+                refreshed.extend(changed);
+                outcome = self
+                    .runtime
+                    .call(plugin, scope, name, &args_json, &context)
+                    .await;
+            }
+        }
+        if !refreshed.is_empty() {
+            refreshed.sort();
+            refreshed.dedup();
+            notes.push(format!(
+                "refreshed {} file(s) changed since indexing: {}",
+                refreshed.len(),
+                refreshed.join(", ")
+            ));
+        }
+        match outcome {
             Ok(result) => {
                 let body = if notes.is_empty() {
                     result.body
@@ -191,6 +224,17 @@ impl Server {
             Err(other) => {
                 tracing::warn!(tool = name, error = %other, "router call failed");
                 CallOutcome::error(other.to_string())
+            }
+        }
+    }
+
+    /// Refreshes `paths` of `project`; returns the ones that changed.
+    async fn refresh(&self, project: &ProjectRow, paths: Vec<String>) -> Vec<String> {
+        match self.core.projects.refresh(project, &paths).await {
+            Ok(r) => r.updated.into_iter().chain(r.removed).collect(),
+            Err(e) => {
+                tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "refreshing files failed");
+                Vec::new()
             }
         }
     }
@@ -253,6 +297,31 @@ fn longest_root<'a>(all: &'a [ProjectRow], path: &Path) -> Option<&'a ProjectRow
         .max_by_key(|p| p.root.len())
 }
 
+/// The distinct `file_path` values of a JSON answer (project-relative ones only), in
+/// order of appearance, at most `cap`.
+fn files_named_in(body: &str, cap: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let needle = "\"file_path\":\"";
+    let mut rest = body;
+    while let Some(i) = rest.find(needle) {
+        rest = &rest[i + needle.len()..];
+        let Some(end) = rest.find('"') else { break };
+        let path = &rest[..end];
+        if !path.is_empty()
+            && !path.starts_with('/')
+            && !path.contains('\\')
+            && !out.iter().any(|p| p == path)
+        {
+            out.push(path.to_string());
+            if out.len() >= cap {
+                break;
+            }
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
 /// Adds host notes to a router's answer: into `notes` (and `complete: false`) of a JSON
 /// object, or as `note:` lines after the header of a text answer.
 fn add_notes(body: String, notes: &[String]) -> String {
@@ -301,6 +370,14 @@ mod tests {
         assert!(host_bool(args, "no_truncate").unwrap());
         assert!(host_int(args, "bad", 1, 10).unwrap_err().contains("`bad`"));
         assert_eq!(host_int(args, "absent", 1, 10).unwrap(), None);
+    }
+
+    #[test]
+    fn files_named_in_an_answer_are_found_once_each() {
+        let body = r#"{"definition":{"file_path":"src/a.rs"},"items":[{"file_path":"src/b.rs"},{"file_path":"src/a.rs"},{"file_path":"/abs/x.rs"}]}"#;
+        assert_eq!(files_named_in(body, 64), ["src/a.rs", "src/b.rs"]);
+        assert_eq!(files_named_in(body, 1), ["src/a.rs"]);
+        assert!(files_named_in("plain text", 64).is_empty());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use scryer_db::{Db, ProjectRow};
-use scryer_engine::indexer::{self, IndexReport, Progress};
+use scryer_engine::indexer::{self, IndexReport, Progress, RefreshReport};
 use tokio::sync::{Mutex, watch};
 
 /// A project's index state, as tools report it.
@@ -44,6 +44,8 @@ struct Run {
 pub struct ProjectManager {
     db: Db,
     runs: Mutex<HashMap<i64, Run>>,
+    /// One writer per project: index runs and file refreshes take this lock.
+    writers: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
 }
 
 impl ProjectManager {
@@ -51,6 +53,7 @@ impl ProjectManager {
         Arc::new(ProjectManager {
             db,
             runs: Mutex::new(HashMap::new()),
+            writers: Mutex::new(HashMap::new()),
         })
     }
 
@@ -90,7 +93,9 @@ impl ProjectManager {
         drop(runs);
         let this = self.clone();
         let project = project.clone();
+        let writer = self.writer(project.id).await;
         tokio::spawn(async move {
+            let _write = writer.lock().await;
             let outcome: Result<IndexReport> =
                 indexer::index_project(&this.db, &project, progress).await;
             match &outcome {
@@ -108,6 +113,32 @@ impl ProjectManager {
             let _ = tx.send(true);
         });
         rx
+    }
+
+    async fn writer(&self, project_id: i64) -> Arc<Mutex<()>> {
+        self.writers
+            .lock()
+            .await
+            .entry(project_id)
+            .or_default()
+            .clone()
+    }
+
+    /// Re-indexes, drops or adds the named files (project-relative) so answers about
+    /// them are fresh. Skipped while an index run is active: the run writes them.
+    pub async fn refresh(&self, project: &ProjectRow, paths: &[String]) -> Result<RefreshReport> {
+        if paths.is_empty() {
+            return Ok(RefreshReport::default());
+        }
+        {
+            let runs = self.runs.lock().await;
+            if runs.get(&project.id).is_some_and(|r| !*r.finished.borrow()) {
+                return Ok(RefreshReport::default());
+            }
+        }
+        let writer = self.writer(project.id).await;
+        let _write = writer.lock().await;
+        indexer::refresh_files(&self.db, project, paths).await
     }
 
     /// Waits until the project's running index run (if any) ends, at most `limit`.
