@@ -363,10 +363,10 @@ fn crate_of(root: &Path, file: &Path) -> (PathBuf, String) {
         if !d.starts_with(root) {
             break;
         }
-        if let Ok(text) = std::fs::read_to_string(d.join("Cargo.toml")) {
-            if let Some(name) = crate_name_of(&text) {
-                return (d.to_path_buf(), name);
-            }
+        if let Ok(text) = std::fs::read_to_string(d.join("Cargo.toml"))
+            && let Some(name) = crate_name_of(&text)
+        {
+            return (d.to_path_buf(), name);
         }
         dir = d.parent();
     }

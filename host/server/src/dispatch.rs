@@ -175,12 +175,11 @@ impl Server {
         // answer names after; if any changed, the call runs again on the fresh index.
         let reads_index = !ADMIN_TOOLS.contains(&name);
         let mut refreshed: Vec<String> = Vec::new();
-        if let (true, Some(p)) = (reads_index, &project) {
-            if let Ok(Some(fp)) = host_str(&args, "file_path") {
-                if let Ok(rel) = crate::paths::project_relative(Path::new(&p.root), fp) {
-                    refreshed.extend(self.refresh(p, vec![rel]).await);
-                }
-            }
+        if let (true, Some(p)) = (reads_index, &project)
+            && let Ok(Some(fp)) = host_str(&args, "file_path")
+            && let Ok(rel) = crate::paths::project_relative(Path::new(&p.root), fp)
+        {
+            refreshed.extend(self.refresh(p, vec![rel]).await);
         }
         let args_json = Value::Object(args).to_string();
         let mut outcome = self
