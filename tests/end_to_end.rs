@@ -460,3 +460,53 @@ async fn answers_see_edits_made_after_indexing() {
     assert!(!again.to_string().contains("refreshed"), "{again}");
     s.stop().await;
 }
+
+/// Polls `find_references(symbol, view: files)` until `want` files hold usages.
+async fn wait_for_files(s: &Scryer, symbol: &str, want: u64) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let answer = s
+            .call_json(
+                "find_references",
+                json!({"symbol": symbol, "view": "files", "no_truncate": true}),
+            )
+            .await;
+        if answer["total_files"] == want || std::time::Instant::now() > deadline {
+            return answer;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_watcher_indexes_files_nobody_asked_about() {
+    let ws = fixture_workspace();
+    let s = Scryer::start(&[], &[]).await;
+    s.index(ws.path()).await;
+
+    // A new file in a new directory: no answer names it, only the watcher can see it.
+    std::fs::create_dir_all(ws.path().join("src/extra")).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    std::fs::write(
+        ws.path().join("src/extra/mod.rs"),
+        "pub fn again() -> u32 {\n    crate::util::tick(1)\n}\n",
+    )
+    .unwrap();
+    let answer = wait_for_files(&s, "tick", 2).await;
+    assert_eq!(
+        answer["items"][0]["file_path"], "src/extra/mod.rs",
+        "{answer}"
+    );
+
+    // A burst of more than 32 files becomes one re-index of the project.
+    for i in 0..40 {
+        std::fs::write(
+            ws.path().join(format!("src/burst{i}.rs")),
+            format!("pub fn b{i}() -> u32 {{ crate::util::tick({i}) }}\n"),
+        )
+        .unwrap();
+    }
+    let answer = wait_for_files(&s, "tick", 42).await;
+    assert_eq!(answer["total_files"], 42, "{answer}");
+    s.stop().await;
+}

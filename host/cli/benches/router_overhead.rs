@@ -139,6 +139,7 @@ fn main() -> anyhow::Result<()> {
             limits: Limits::default(),
             plugins,
             first_query_wait: Duration::from_secs(60),
+            watch_files: false,
         })
         .await?;
         let indexed = server.index_path(&project).await?;

@@ -104,7 +104,7 @@ fn first_query_wait() -> Result<Duration> {
     }
 }
 
-async fn build_server(cli: &Cli, extra_plugins: &[PathBuf]) -> Result<Server> {
+async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -> Result<Server> {
     let limits = Limits::from_env().map_err(anyhow::Error::msg)?;
     let mut plugins: Vec<PluginSource> = scryer_builtin_plugins::ROUTERS
         .iter()
@@ -140,6 +140,7 @@ async fn build_server(cli: &Cli, extra_plugins: &[PathBuf]) -> Result<Server> {
         limits,
         plugins,
         first_query_wait: first_query_wait()?,
+        watch_files,
     })
     .await
 }
@@ -175,7 +176,7 @@ async fn serve(
     format: FormatArg,
     plugins: &[PathBuf],
 ) -> Result<()> {
-    let server = build_server(cli, plugins).await?;
+    let server = build_server(cli, plugins, true).await?;
     let options = SessionOptions {
         max_tokens,
         format: match format {
@@ -197,7 +198,7 @@ async fn serve(
 }
 
 async fn index(cli: &Cli, path: &std::path::Path) -> Result<()> {
-    let server = build_server(cli, &[]).await?;
+    let server = build_server(cli, &[], false).await?;
     let p = server.index_path(path).await?;
     match &p.last_error {
         Some(e) => anyhow::bail!("indexing {} failed: {e}", p.root),
@@ -214,7 +215,7 @@ async fn index(cli: &Cli, path: &std::path::Path) -> Result<()> {
 }
 
 async fn plugin_list(cli: &Cli, extra: &[PathBuf]) -> Result<()> {
-    let server = build_server(cli, extra).await?;
+    let server = build_server(cli, extra, false).await?;
     for p in server.registry().plugins() {
         let how = match p.cache_outcome {
             CacheOutcome::Hit => "cache hit",

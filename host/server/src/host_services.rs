@@ -322,6 +322,9 @@ impl HostServices for HostImpl {
             .block(self.core.projects.register(&root))
             .map_err(internal)?;
         self.core.set_active_project(scope.session, project.id);
+        if let Some(w) = &self.core.watcher {
+            w.watch(&project);
+        }
         let finished = self.block(self.core.projects.start_index(&project));
         self.block(crate::projects::wait_finished(
             finished,

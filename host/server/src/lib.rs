@@ -17,9 +17,10 @@ mod paths;
 mod projects;
 mod registry;
 pub mod tokens;
+mod watcher;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -74,11 +75,14 @@ pub struct ServerConfig {
     pub plugins: Vec<PluginSource>,
     /// How long a call waits for a project's first index before answering partially.
     pub first_query_wait: Duration,
+    /// Watch registered projects for file changes (off for one-shot commands).
+    pub watch_files: bool,
 }
 
 /// State shared by every session and by the host services routers import.
 pub struct Core {
     pub(crate) projects: Arc<projects::ProjectManager>,
+    pub(crate) watcher: Option<Arc<watcher::ProjectWatcher>>,
     sessions: Mutex<HashMap<u64, SessionState>>,
     next_session: AtomicU64,
     pub(crate) handle: tokio::runtime::Handle,
@@ -149,8 +153,13 @@ impl Server {
     pub async fn start(config: ServerConfig) -> Result<Server> {
         tokio::task::spawn_blocking(tokens::warm_up).await?;
         let db = Db::open(&config.db_path).await?;
+        let projects = projects::ProjectManager::new(db);
+        let watcher = config
+            .watch_files
+            .then(|| watcher::ProjectWatcher::start(projects.clone()));
         let core = Arc::new(Core {
-            projects: projects::ProjectManager::new(db),
+            watcher,
+            projects,
             sessions: Mutex::new(HashMap::new()),
             next_session: AtomicU64::new(1),
             handle: tokio::runtime::Handle::current(),
@@ -179,6 +188,13 @@ impl Server {
         }
         let registry = Registry::new(plugins).map_err(anyhow::Error::msg)?;
         core.projects.resume_interrupted().await?;
+        if let Some(w) = &core.watcher {
+            for p in core.projects.db().projects().await? {
+                if Path::new(&p.root).is_dir() {
+                    w.watch(&p);
+                }
+            }
+        }
         Ok(Server {
             core,
             runtime,

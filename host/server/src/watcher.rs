@@ -1,0 +1,216 @@
+//! Keeps registered projects fresh while nobody asks: file events under a project root
+//! become re-parses of the changed Rust files, and a burst (a branch switch, a pull, a
+//! formatter run) becomes one parallel index run.
+//!
+//! Directories are watched one by one (not recursively) after a walk that honours
+//! `.gitignore`, so a `target/` folder never costs inotify watches; a directory created
+//! later is added when its creation is seen.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use scryer_db::ProjectRow;
+use tokio::sync::mpsc;
+
+use crate::projects::ProjectManager;
+
+/// More changed files than this in one quiet period: re-index the project instead.
+pub const BURST_FILES: usize = 32;
+/// How long the files must stay quiet before the batch is applied.
+const QUIET: Duration = Duration::from_millis(150);
+
+pub struct ProjectWatcher {
+    watcher: Mutex<Option<RecommendedWatcher>>,
+    roots: Mutex<Vec<(PathBuf, ProjectRow)>>,
+}
+
+impl ProjectWatcher {
+    /// Starts the event loop. Watching fails soft: without a watcher, answers still
+    /// refresh the files they name.
+    pub fn start(projects: Arc<ProjectManager>) -> Arc<ProjectWatcher> {
+        let (tx, rx) = mpsc::unbounded_channel::<notify::Event>();
+        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            if let Ok(event) = res {
+                let _ = tx.send(event);
+            }
+        })
+        .map_err(|e| tracing::warn!(error = %e, "file watching unavailable"))
+        .ok();
+        let this = Arc::new(ProjectWatcher {
+            watcher: Mutex::new(watcher),
+            roots: Mutex::new(Vec::new()),
+        });
+        tokio::spawn(run(this.clone(), projects, rx));
+        this
+    }
+
+    /// Watches every directory of `project` that indexing would walk.
+    pub fn watch(&self, project: &ProjectRow) {
+        let root = PathBuf::from(&project.root);
+        {
+            let mut roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+            if roots.iter().any(|(r, _)| *r == root) {
+                return;
+            }
+            roots.push((root.clone(), project.clone()));
+        }
+        let dirs: Vec<PathBuf> = ignore::WalkBuilder::new(&root)
+            .hidden(true)
+            .git_ignore(true)
+            .require_git(false)
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+            .map(|e| e.into_path())
+            .collect();
+        let mut guard = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = guard.as_mut() {
+            for d in dirs {
+                if let Err(e) = w.watch(&d, RecursiveMode::NonRecursive) {
+                    tracing::warn!(dir = %d.display(), error = %e, "cannot watch directory");
+                }
+            }
+        }
+    }
+
+    fn project_of(&self, path: &Path) -> Option<(PathBuf, ProjectRow)> {
+        let roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+        roots
+            .iter()
+            .filter(|(r, _)| path.starts_with(r))
+            .max_by_key(|(r, _)| r.as_os_str().len())
+            .cloned()
+    }
+
+    fn watch_new_dir(&self, dir: &Path) {
+        let hidden_or_target = dir
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.') || c.as_os_str() == "target");
+        if hidden_or_target {
+            return;
+        }
+        if let Some(w) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            let _ = w.watch(dir, RecursiveMode::NonRecursive);
+        }
+    }
+}
+
+/// Relative `/`-separated path of a Rust file worth indexing, if it is one.
+fn indexable(root: &Path, path: &Path) -> Option<String> {
+    if path.extension().is_none_or(|e| e != "rs") {
+        return None;
+    }
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.iter().any(|p| p.starts_with('.') || p == "target") {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+async fn run(
+    this: Arc<ProjectWatcher>,
+    projects: Arc<ProjectManager>,
+    mut rx: mpsc::UnboundedReceiver<notify::Event>,
+) {
+    let mut pending: HashMap<i64, (ProjectRow, BTreeSet<String>)> = HashMap::new();
+    // When to apply what is pending: QUIET after the last change (reads, which answers
+    // cause all the time, do not count), and never later than a second after the first.
+    let mut due: Option<(tokio::time::Instant, tokio::time::Instant)> = None;
+    loop {
+        let event = match due {
+            None => match rx.recv().await {
+                Some(e) => Some(e),
+                None => return,
+            },
+            Some((quiet, latest)) => {
+                match tokio::time::timeout_at(quiet.min(latest), rx.recv()).await {
+                    Ok(Some(e)) => Some(e),
+                    Ok(None) => return,
+                    Err(_) => None,
+                }
+            }
+        };
+        let Some(event) = event else {
+            due = None;
+            apply(&projects, pending.drain().map(|(_, v)| v).collect()).await;
+            continue;
+        };
+        if matches!(event.kind, EventKind::Access(_) | EventKind::Other) {
+            continue;
+        }
+        let mut relevant = false;
+        for path in &event.paths {
+            if matches!(event.kind, EventKind::Create(_)) && path.is_dir() {
+                this.watch_new_dir(path);
+            }
+            if let Some((root, project)) = this.project_of(path)
+                && let Some(rel) = indexable(&root, path)
+            {
+                pending
+                    .entry(project.id)
+                    .or_insert_with(|| (project, BTreeSet::new()))
+                    .1
+                    .insert(rel);
+                relevant = true;
+            }
+        }
+        if relevant {
+            let now = tokio::time::Instant::now();
+            let latest = due.map(|(_, l)| l).unwrap_or(now + Duration::from_secs(1));
+            due = Some((now + QUIET, latest));
+        }
+    }
+}
+
+async fn apply(projects: &Arc<ProjectManager>, batches: Vec<(ProjectRow, BTreeSet<String>)>) {
+    for (project, files) in batches {
+        if files.len() > BURST_FILES {
+            tracing::info!(project = %project.slug, files = files.len(), "burst of changes: re-indexing");
+            projects.start_index(&project).await;
+            continue;
+        }
+        let files: Vec<String> = files.into_iter().collect();
+        match projects.refresh(&project, &files).await {
+            Ok(r) if !r.is_empty() => tracing::info!(
+                project = %project.slug,
+                updated = r.updated.len(),
+                removed = r.removed.len(),
+                "applied file changes"
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "applying file changes failed")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_rust_files_outside_hidden_and_target_dirs_count() {
+        let root = Path::new("/p");
+        assert_eq!(
+            indexable(root, Path::new("/p/src/a.rs")).as_deref(),
+            Some("src/a.rs")
+        );
+        assert_eq!(indexable(root, Path::new("/p/target/debug/x.rs")), None);
+        assert_eq!(indexable(root, Path::new("/p/.git/x.rs")), None);
+        assert_eq!(indexable(root, Path::new("/p/src/a.txt")), None);
+        assert_eq!(indexable(root, Path::new("/q/src/a.rs")), None);
+    }
+}
