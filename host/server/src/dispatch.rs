@@ -137,9 +137,17 @@ impl Server {
             {
                 let pct = (done * 100).checked_div(total).unwrap_or(0);
                 notes.push(format!(
-                                "INDEXING {pct}%: project `{}` is still being indexed ({done} of {total} files); results so far are partial; retry in a few seconds",
-                                p.slug
-                            ));
+                    "INDEXING {pct}%: project `{}` is still being indexed ({done} of {total} files); results so far are partial; retry in a few seconds",
+                    p.slug
+                ));
+            } else if let IndexState::Stale { done, total } = state {
+                // A re-index over an existing index: answers come from a mix of
+                // updated and not-yet-updated files, each file consistent in itself.
+                notes.push(if total > 0 {
+                    format!("STALE: project `{}` is being re-indexed ({done} of {total} files checked); results for files not yet reached may be out of date", p.slug)
+                } else {
+                    format!("STALE: the last index run of `{}` did not finish; run index_workspace to bring it up to date", p.slug)
+                });
             }
         }
 
