@@ -285,11 +285,28 @@ pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> Too
                 }
                 _ => None,
             };
+        // For a trait's item, the items implementing it (`impl Trait for T { fn f }`, known
+        // by their `implements` use) are the same operation: their uses count.
+        let implementations: Vec<usize> = match defs_all[c].owner.as_deref() {
+            Some(owner) if scope.trait_owners.contains(owner) => sites
+                .iter()
+                .filter(|s| s.kind == "implements" && s.qualifier.as_deref() == Some(owner))
+                .filter_map(|s| {
+                    defs_all
+                        .iter()
+                        .position(|d| d.qualified_name == s.enclosing_symbol)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut group: Vec<(&Site, bool)> = Vec::new();
         let mut unrelated = 0;
         for (site, a) in sites.iter().zip(&attributed) {
             let by_name = match a {
                 Attribution::Resolved(i, strength) if *i == c => *strength == Strength::NameOnly,
+                Attribution::Resolved(i, strength) if implementations.contains(i) => {
+                    *strength == Strength::NameOnly
+                }
                 Attribution::Open(set) if set.contains(&c) => true,
                 _ => continue,
             };

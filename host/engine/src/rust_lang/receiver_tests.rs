@@ -391,3 +391,21 @@ fn only_constructor_names_give_their_type() {
         ],
     );
 }
+
+/// `Pin` is looked through like `Box`: a method called on `Pin::new(&mut x)` or on a
+/// `Pin<&mut T>` reaches `T`'s (or a trait's) method.
+#[test]
+fn pins_are_looked_through() {
+    let src = r#"fn f(w: Pin<&mut Writer>, inner: Inner) {
+    w.poll_write(1);
+    Pin::new(&mut inner).poll_flush(2);
+}
+"#;
+    check(
+        src,
+        &[
+            ("poll_write", 2, RK::MethodCall, Some("Writer")),
+            ("poll_flush", 3, RK::MethodCall, Some("Inner")),
+        ],
+    );
+}

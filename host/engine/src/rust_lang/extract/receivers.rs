@@ -155,7 +155,7 @@ impl<'s> Extractor<'s> {
             }
             "generic_type" => {
                 let name = self.type_of_at(t.child_by_field_name("type")?, depth)?;
-                if matches!(name.as_str(), "Box" | "Arc" | "Rc") {
+                if matches!(name.as_str(), "Box" | "Arc" | "Rc" | "Pin") {
                     let args = t.child_by_field_name("type_arguments")?;
                     let mut c = args.walk();
                     let inner = args.named_children(&mut c).find(|k| {
@@ -286,12 +286,12 @@ impl<'s> Extractor<'s> {
                     return None;
                 }
                 let ty = self.path_type(f.child_by_field_name("path")?)?;
-                if matches!(ty.as_str(), "Box" | "Arc" | "Rc") {
+                if matches!(ty.as_str(), "Box" | "Arc" | "Rc" | "Pin") {
                     // smart pointers are looked through, as in declared types:
                     // `Arc::new(x)` and `Arc::clone(&x)` are `x`'s type, other
                     // functions (`into_raw`, `downgrade`, `pin`, ..) unknown
                     let name = strip_raw(self.text(f.child_by_field_name("name")?));
-                    if !matches!(name, "new" | "clone") {
+                    if !matches!(name, "new" | "clone" | "new_unchecked") {
                         return None;
                     }
                     let args = n.child_by_field_name("arguments")?;
