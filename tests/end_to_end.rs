@@ -510,3 +510,64 @@ async fn the_watcher_indexes_files_nobody_asked_about() {
     assert_eq!(answer["total_files"], 42, "{answer}");
     s.stop().await;
 }
+
+#[tokio::test]
+async fn python_projects_are_indexed_and_answered_too() {
+    let ws = tempfile::Builder::new()
+        .prefix("scryer-py-")
+        .tempdir()
+        .unwrap();
+    std::fs::create_dir_all(ws.path().join("app")).unwrap();
+    std::fs::write(ws.path().join("app/__init__.py"), "").unwrap();
+    std::fs::write(
+        ws.path().join("app/util.py"),
+        "def helper(x):\n    \"\"\"Doubles.\"\"\"\n    return x * 2\n\n\nclass Greeter:\n    def greet(self):\n        return helper(1)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("main.py"),
+        "from app.util import helper\nprint(helper(3))\n",
+    )
+    .unwrap();
+    let s = Scryer::start(&[], &[]).await;
+    let indexed = s.index(ws.path()).await;
+    assert_eq!(indexed["files"], 3, "{indexed}");
+
+    let sites = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "helper", "view": "sites"}),
+        )
+        .await;
+    let got: Vec<(String, u64, String)> = sites["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["file_path"].as_str().unwrap().to_string(),
+                i["line"].as_u64().unwrap(),
+                i["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("app/util.py", 8, "call"),
+        ("main.py", 1, "use"),
+        ("main.py", 2, "call"),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(f, l, k)| (f.to_string(), l, k.to_string())),
+        "{sites}"
+    );
+    assert_eq!(sites["definition"]["file_path"], "app/util.py");
+
+    let outline = s
+        .call_json("get_file_outline", json!({"file_path": "app/util.py"}))
+        .await;
+    assert_eq!(outline["symbols"][0]["doc"], "Doubles.", "{outline}");
+    assert_eq!(outline["symbols"][1]["kind"], "class");
+    assert_eq!(outline["symbols"][1]["children"][0]["name"], "greet");
+    s.stop().await;
+}

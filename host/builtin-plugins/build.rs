@@ -33,8 +33,16 @@ fn main() {
         "/// (plugin name, component bytes) of every first-party router.\npub static ROUTERS: &[(&str, &[u8])] = &[\n",
     );
     for ((_, name), path) in ROUTERS.iter().zip(built) {
-        let dest = out_dir.join(format!("{name}.wasm"));
-        std::fs::copy(&path, &dest).unwrap();
+        // The file name carries a hash of the content, so `routers.rs` changes whenever a
+        // component does and no compiler cache can keep embedding an older one.
+        let bytes = std::fs::read(&path).unwrap();
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&bytes, &mut hasher);
+        let dest = out_dir.join(format!(
+            "{name}-{:016x}.wasm",
+            std::hash::Hasher::finish(&hasher)
+        ));
+        std::fs::write(&dest, &bytes).unwrap();
         table.push_str(&format!(
             "    ({name:?}, include_bytes!({:?})),\n",
             dest.display().to_string()

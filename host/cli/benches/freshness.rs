@@ -8,10 +8,12 @@
 //! `alphabet_len`, 30 rounds. The project is copied to a temporary directory first.
 
 use std::path::{Path, PathBuf};
+
+#[path = "common/mod.rs"]
+mod common;
 use std::time::{Duration, Instant};
 
-use scryer_runtime::{Grants, Limits};
-use scryer_server::{PluginSource, Server, ServerConfig, SessionOptions};
+use scryer_server::SessionOptions;
 use serde_json::json;
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -35,38 +37,33 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let home = std::env::var("HOME").unwrap_or_default();
     let source = args
         .first()
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(home).join(".cache/scryer-eval/corpus/regex-automata"));
-    let file = args.get(1).cloned().unwrap_or_else(|| "src/dfa/dense.rs".into());
-    let symbol = args.get(2).cloned().unwrap_or_else(|| "alphabet_len".into());
+    let file = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "src/dfa/dense.rs".into());
+    let symbol = args
+        .get(2)
+        .cloned()
+        .unwrap_or_else(|| "alphabet_len".into());
     let rounds: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(30);
 
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async move {
         let work = tempfile::tempdir()?;
         let project = work.path().join("project");
         copy_dir(&source, &project);
-        let plugins = scryer_builtin_plugins::ROUTERS
-            .iter()
-            .map(|(name, wasm)| PluginSource {
-                label: name.to_string(),
-                wasm: wasm.to_vec(),
-                grants: if *name == "admin" { Grants::admin() } else { Grants::router() },
-            })
-            .collect();
-        let server = Server::start(ServerConfig {
-            db_path: work.path().join("index.db"),
-            compile_cache: Some(work.path().join("compiled")),
-            limits: Limits::default(),
-            plugins,
-            first_query_wait: Duration::from_secs(60),
-            watch_files: false,
-        })
-        .await?;
+        let server = common::start_server(work.path()).await?;
         let indexed = server.index_path(&project).await?;
         let session = server.open_session(project.clone(), SessionOptions::default()).await?;
         server.activate(session, &indexed.slug).await?;

@@ -8,14 +8,17 @@
 //! rounds so machine noise hits both alike; the report gives medians and the ratio.
 
 use std::path::PathBuf;
+
+#[path = "common/mod.rs"]
+mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use scryer_navigation::host::{Ctx, Facts, Format, IndexHost, Site, Sym};
 use scryer_plugin_sdk::{ToolError, ToolResult};
 use scryer_runtime::wit::CallError;
-use scryer_runtime::{CallScope, Grants, HostServices, Limits};
-use scryer_server::{PluginSource, Server, ServerConfig, SessionOptions};
+use scryer_runtime::{CallScope, HostServices};
+use scryer_server::SessionOptions;
 use serde_json::json;
 
 struct NativeHost {
@@ -125,23 +128,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     rt.block_on(async move {
         let state = tempfile::tempdir()?;
-        let plugins = scryer_builtin_plugins::ROUTERS
-            .iter()
-            .map(|(name, wasm)| PluginSource {
-                label: name.to_string(),
-                wasm: wasm.to_vec(),
-                grants: if *name == "admin" { Grants::admin() } else { Grants::router() },
-            })
-            .collect();
-        let server = Server::start(ServerConfig {
-            db_path: state.path().join("index.db"),
-            compile_cache: Some(state.path().join("compiled")),
-            limits: Limits::default(),
-            plugins,
-            first_query_wait: Duration::from_secs(60),
-            watch_files: false,
-        })
-        .await?;
+        let server = common::start_server(state.path()).await?;
         let indexed = server.index_path(&project).await?;
         let session = server.open_session(project.clone(), SessionOptions::default()).await?;
         server.activate(session, &indexed.slug).await?;

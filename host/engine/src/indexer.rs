@@ -13,8 +13,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use scryer_db::{Db, FileWrite, ProjectRow, RefRow, SymbolRow};
 
+use crate::lang::{self, Language};
 use crate::model::FileSymbols;
-use crate::rust_lang;
 
 /// Files larger than this are skipped: generated tables, not code anyone navigates.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
@@ -46,8 +46,38 @@ pub struct IndexReport {
 struct SourceFile {
     abs: PathBuf,
     rel: String,
-    /// The module path of the file (crate name first).
+    /// The module path of the file (crate or project name first).
     module_path: Vec<String>,
+    language: &'static dyn Language,
+}
+
+/// Directories never indexed, even when no ignore file says so: dependencies, build
+/// output and caches.
+const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", ".venv"];
+/// Skipped like [`SKIPPED_DIRS`] unless they stand under a `src` directory (where they are
+/// ordinary modules, e.g. Rust's `src/build/`).
+const SKIPPED_OUTSIDE_SRC: &[&str] = &["vendor", "dist", "build"];
+
+/// Whether the walk skips the directory `rel` (relative to the project root).
+fn skipped_dir(rel: &Path) -> bool {
+    let Some(name) = rel.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    if SKIPPED_DIRS.contains(&name) {
+        return true;
+    }
+    SKIPPED_OUTSIDE_SRC.contains(&name)
+        && !rel
+            .parent()
+            .is_some_and(|p| p.components().any(|c| c.as_os_str() == "src"))
+}
+
+/// The project's own name, the package of files outside any Rust crate.
+fn project_name(root: &Path) -> String {
+    root.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("crate")
+        .replace('-', "_")
 }
 
 /// The crate name declared by a `Cargo.toml` (`[package] name`), `-` made `_`.
@@ -72,17 +102,65 @@ pub fn crate_name_of(manifest: &str) -> Option<String> {
     None
 }
 
-/// Walks `root` honouring `.gitignore` (and `.ignore`), skipping hidden directories,
-/// and returns the Rust files with their module paths.
+/// The name a Go module is known by: the last segment of the `module` path in `go.mod`
+/// (a major-version segment `v2`, `v3`.. skipped), `-` and `.` made `_`.
+pub fn go_module_name_of(go_mod: &str) -> Option<String> {
+    let line = go_mod
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("module ") || l.starts_with("module\t"))?;
+    let path = line["module".len()..]
+        .split("//")
+        .next()?
+        .trim()
+        .trim_matches(|c| c == '"' || c == '`');
+    let mut segments = path.rsplit('/').filter(|s| !s.is_empty());
+    let mut last = segments.next()?;
+    let is_major = |s: &str| {
+        s.strip_prefix('v')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if is_major(last)
+        && let Some(prev) = segments.next()
+    {
+        last = prev;
+    }
+    Some(last.replace(['-', '.'], "_"))
+}
+
+/// Reads a package name from a manifest's text.
+type NameParser = fn(&str) -> Option<String>;
+
+/// The manifest that roots a package of `language` (`Cargo.toml`, `go.mod`) and how to
+/// read the package name from it. Languages without one use the project's name.
+fn manifest_of(language: &dyn Language) -> Option<(&'static str, NameParser)> {
+    match language.name() {
+        "rust" => Some(("Cargo.toml", crate_name_of)),
+        "go" => Some(("go.mod", go_module_name_of)),
+        _ => None,
+    }
+}
+
+/// Walks `root` honouring `.gitignore` (and `.ignore`), skipping hidden directories and
+/// dependency/build directories ([`SKIPPED_DIRS`]), and returns the source files of every
+/// supported language with their module paths.
 fn walk(root: &Path) -> Result<Vec<SourceFile>> {
-    let mut rs_files = Vec::new();
-    let mut crates: Vec<(PathBuf, String)> = Vec::new();
+    let mut source_files = Vec::new();
+    // (manifest file name, its directory, the package name it declares)
+    let mut packages: Vec<(&'static str, PathBuf, String)> = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .git_ignore(true)
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
+        .filter_entry({
+            let root = root.to_path_buf();
+            move |e| {
+                !(e.file_type().is_some_and(|t| t.is_dir())
+                    && e.path().strip_prefix(&root).is_ok_and(skipped_dir))
+            }
+        })
         .build();
     for entry in walker {
         let entry = match entry {
@@ -97,46 +175,53 @@ fn walk(root: &Path) -> Result<Vec<SourceFile>> {
         }
         let path = entry.path();
         match path.file_name().and_then(|n| n.to_str()) {
-            Some("Cargo.toml") => {
+            Some(file_name @ ("Cargo.toml" | "go.mod")) => {
+                let (manifest, parse): (&'static str, NameParser) = if file_name == "go.mod" {
+                    ("go.mod", go_module_name_of)
+                } else {
+                    ("Cargo.toml", crate_name_of)
+                };
                 if let Ok(text) = std::fs::read_to_string(path)
-                    && let Some(name) = crate_name_of(&text)
+                    && let Some(name) = parse(&text)
                 {
-                    crates.push((path.parent().unwrap_or(root).to_path_buf(), name));
+                    packages.push((manifest, path.parent().unwrap_or(root).to_path_buf(), name));
                 }
             }
-            Some(n)
-                if n.ends_with(".rs")
+            Some(n) => {
+                if let Some(language) = lang::language_for(n)
                     && entry
                         .metadata()
                         .map(|m| m.len() <= MAX_FILE_BYTES)
-                        .unwrap_or(false) =>
-            {
-                rs_files.push(path.to_path_buf());
+                        .unwrap_or(false)
+                {
+                    source_files.push((path.to_path_buf(), language));
+                }
             }
             _ => {}
         }
     }
-    // The innermost crate directory holding a file decides its module path.
-    crates.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.components().count()));
-    let fallback = root
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("crate")
-        .replace('-', "_");
-    let mut out = Vec::with_capacity(rs_files.len());
-    for abs in rs_files {
+    // The innermost package directory holding a file decides its module path.
+    packages.sort_by_key(|(_, dir, _)| std::cmp::Reverse(dir.components().count()));
+    let fallback = project_name(root);
+    let mut out = Vec::with_capacity(source_files.len());
+    for (abs, language) in source_files {
         let rel = relative_path(root, &abs)?;
-        let (crate_dir, crate_name) = crates
-            .iter()
-            .find(|(dir, _)| abs.starts_with(dir))
-            .map(|(d, n)| (d.as_path(), n.clone()))
-            .unwrap_or((root, fallback.clone()));
-        let in_crate = relative_path(crate_dir, &abs)?;
-        let module_path = rust_lang::module_path_for(&crate_name, &in_crate);
+        let module_path = if let Some((manifest, _)) = manifest_of(language) {
+            let (package_dir, package) = packages
+                .iter()
+                .find(|(m, dir, _)| *m == manifest && abs.starts_with(dir))
+                .map(|(_, d, n)| (d.as_path(), n.clone()))
+                .unwrap_or((root, fallback.clone()));
+            let in_package = relative_path(package_dir, &abs)?;
+            language.module_path(&package, &in_package)
+        } else {
+            language.module_path(&fallback, &rel)
+        };
         out.push(SourceFile {
             abs,
             rel,
             module_path,
+            language,
         });
     }
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -158,12 +243,12 @@ pub fn relative_path(root: &Path, path: &Path) -> Result<String> {
 /// Parses one file into the rows stored for it.
 fn parse_file(file: &SourceFile, bytes: &[u8], hash: String) -> FileWrite {
     let source = String::from_utf8_lossy(bytes);
-    let extracted: FileSymbols = rust_lang::extract(&source, &file.module_path);
+    let extracted: FileSymbols = file.language.extract(&source, &file.module_path, &file.rel);
     FileWrite {
         path: file.rel.clone(),
         content_hash: hash,
         size: bytes.len() as i64,
-        language: "rust".into(),
+        language: file.language.name().into(),
         parse_errors: extracted.has_parse_errors,
         line_count: source.lines().count() as i64,
         symbols: extracted
@@ -338,6 +423,25 @@ mod tests {
         assert_eq!(crate_name_of(toml).as_deref(), Some("regex_automata"));
         assert_eq!(crate_name_of("[workspace]\n"), None);
     }
+
+    #[test]
+    fn reads_the_go_module_name() {
+        let name = |s: &str| go_module_name_of(s);
+        assert_eq!(
+            name("// c\nmodule github.com/acme/geo-tools\n\ngo 1.22\n").as_deref(),
+            Some("geo_tools")
+        );
+        assert_eq!(
+            name("module example.com/x/v2 // v2\n").as_deref(),
+            Some("x")
+        );
+        assert_eq!(
+            name("module \"gopkg.in/yaml.v3\"\n").as_deref(),
+            Some("yaml_v3")
+        );
+        assert_eq!(name("module v2\n").as_deref(), Some("v2"));
+        assert_eq!(name("go 1.22\n"), None);
+    }
 }
 
 /// What [`refresh_files`] changed.
@@ -355,31 +459,27 @@ impl RefreshReport {
     }
 }
 
-/// The crate a file belongs to: the nearest `Cargo.toml` with a package name between the
-/// file and the project root, else the root directory's name.
-fn crate_of(root: &Path, file: &Path) -> (PathBuf, String) {
+/// The package a file belongs to: the nearest `manifest` (`Cargo.toml`, `go.mod`) that
+/// declares a name, between the file and the project root, else the root directory's name.
+fn package_of(root: &Path, file: &Path, manifest: &str, parse: NameParser) -> (PathBuf, String) {
     let mut dir = file.parent();
     while let Some(d) = dir {
         if !d.starts_with(root) {
             break;
         }
-        if let Ok(text) = std::fs::read_to_string(d.join("Cargo.toml"))
-            && let Some(name) = crate_name_of(&text)
+        if let Ok(text) = std::fs::read_to_string(d.join(manifest))
+            && let Some(name) = parse(&text)
         {
             return (d.to_path_buf(), name);
         }
         dir = d.parent();
     }
-    let fallback = root
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("crate")
-        .replace('-', "_");
-    (root.to_path_buf(), fallback)
+    (root.to_path_buf(), project_name(root))
 }
 
 /// Brings the stored index of `paths` (relative to the project root) in line with the
-/// disk: a changed file is re-parsed, a deleted one dropped, a new Rust file added.
+/// disk: a changed file is re-parsed, a deleted one dropped, a new source file (of any
+/// supported language, outside the skipped directories) added.
 /// Cheap when nothing changed: a size comparison, then a content hash.
 pub async fn refresh_files(
     db: &Db,
@@ -390,10 +490,13 @@ pub async fn refresh_files(
     let mut report = RefreshReport::default();
     let mut writes = Vec::new();
     for rel in paths {
-        if !rel.ends_with(".rs")
-            || rel
-                .split('/')
-                .any(|seg| seg == ".." || seg.starts_with('.'))
+        let Some(language) = lang::language_for(rel) else {
+            continue;
+        };
+        if rel
+            .split('/')
+            .any(|seg| seg == ".." || seg.starts_with('.'))
+            || Path::new(rel).ancestors().skip(1).any(skipped_dir)
         {
             continue;
         }
@@ -415,12 +518,18 @@ pub async fn refresh_files(
                 if unchanged {
                     continue;
                 }
-                let (crate_dir, crate_name) = crate_of(&root, &abs);
-                let in_crate = relative_path(&crate_dir, &abs)?;
+                let module_path = if let Some((manifest, parse)) = manifest_of(language) {
+                    let (package_dir, package) = package_of(&root, &abs, manifest, parse);
+                    let in_package = relative_path(&package_dir, &abs)?;
+                    language.module_path(&package, &in_package)
+                } else {
+                    language.module_path(&project_name(&root), rel)
+                };
                 let file = SourceFile {
                     abs: abs.clone(),
                     rel: rel.clone(),
-                    module_path: rust_lang::module_path_for(&crate_name, &in_crate),
+                    module_path,
+                    language,
                 };
                 let hash = content_hash(&bytes);
                 writes.push(parse_file(&file, &bytes, hash));

@@ -1,8 +1,11 @@
 //! The index engine: turns a workspace on disk into rows in `scryer-db`.
 //!
+//! - [`lang`]: the [`lang::Language`] trait, one module per language (Rust, Python,
+//!   TypeScript/JavaScript, Go), and [`lang::language_for`] to pick one by file name;
 //! - [`rust_lang`]: what a Rust file defines and uses (tree-sitter);
 //! - [`indexer`]: walking a project, hashing, parsing in parallel, writing in batches.
 
 pub mod indexer;
+pub mod lang;
 pub mod model;
 pub mod rust_lang;

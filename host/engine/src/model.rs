@@ -23,6 +23,10 @@ pub enum SymbolKind {
     Union,
     Field,
     Impl,
+    /// A class (Python, TypeScript/JavaScript).
+    Class,
+    /// An interface (TypeScript, Go).
+    Interface,
 }
 
 impl SymbolKind {
@@ -42,6 +46,8 @@ impl SymbolKind {
             SymbolKind::Union => "union",
             SymbolKind::Field => "field",
             SymbolKind::Impl => "impl",
+            SymbolKind::Class => "class",
+            SymbolKind::Interface => "interface",
         }
     }
 
@@ -50,7 +56,7 @@ impl SymbolKind {
     }
 }
 
-pub const ALL_KINDS: [SymbolKind; 14] = [
+pub const ALL_KINDS: [SymbolKind; 16] = [
     SymbolKind::Function,
     SymbolKind::Method,
     SymbolKind::Struct,
@@ -65,6 +71,8 @@ pub const ALL_KINDS: [SymbolKind; 14] = [
     SymbolKind::Union,
     SymbolKind::Field,
     SymbolKind::Impl,
+    SymbolKind::Class,
+    SymbolKind::Interface,
 ];
 
 /// How an identifier is used at a reference site.

@@ -103,11 +103,9 @@ impl ProjectWatcher {
     }
 }
 
-/// Relative `/`-separated path of a Rust file worth indexing, if it is one.
+/// Relative `/`-separated path of a source file worth indexing, if it is one.
 fn indexable(root: &Path, path: &Path) -> Option<String> {
-    if path.extension().is_none_or(|e| e != "rs") {
-        return None;
-    }
+    scryer_engine::lang::language_for(&path.to_string_lossy())?;
     let rel = path.strip_prefix(root).ok()?;
     let parts: Vec<String> = rel
         .components()
@@ -202,7 +200,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_rust_files_outside_hidden_and_target_dirs_count() {
+    fn only_source_files_outside_hidden_and_target_dirs_count() {
         let root = Path::new("/p");
         assert_eq!(
             indexable(root, Path::new("/p/src/a.rs")).as_deref(),
@@ -211,6 +209,10 @@ mod tests {
         assert_eq!(indexable(root, Path::new("/p/target/debug/x.rs")), None);
         assert_eq!(indexable(root, Path::new("/p/.git/x.rs")), None);
         assert_eq!(indexable(root, Path::new("/p/src/a.txt")), None);
+        assert_eq!(
+            indexable(root, Path::new("/p/web/app.tsx")).as_deref(),
+            Some("web/app.tsx")
+        );
         assert_eq!(indexable(root, Path::new("/q/src/a.rs")), None);
     }
 }

@@ -8,7 +8,15 @@ use serde_json::{Value, json};
 
 use crate::host::{Ctx, Format, IndexHost, Sym};
 
-const TYPE_KINDS: [&str; 6] = ["struct", "enum", "union", "trait", "type_alias", "class"];
+const TYPE_KINDS: [&str; 7] = [
+    "struct",
+    "enum",
+    "union",
+    "trait",
+    "type_alias",
+    "class",
+    "interface",
+];
 
 struct Node<'a> {
     sym: &'a Sym,
@@ -63,10 +71,11 @@ fn build_tree(symbols: &[Sym]) -> Vec<Node<'_>> {
             .copied()
             .filter(|&i| parents[i] == at)
             .collect();
-        // Fields and variants first, then methods, each in source order.
+        // Inside a type: fields and variants first, then methods, each in source
+        // order (methods come from impl blocks anywhere). At top level: source order.
         kids.sort_by_key(|&i| {
             (
-                matches!(symbols[i].kind.as_str(), "method" | "function"),
+                at.is_some() && matches!(symbols[i].kind.as_str(), "method" | "function"),
                 symbols[i].start_line,
             )
         });
@@ -226,4 +235,56 @@ pub fn get_file_outline(host: &dyn IndexHost, args: &Args, ctx: &Ctx) -> ToolRes
     }
     let k = fit_prefix(page.len(), budget, |k| render(k, Detail::Names), count);
     Ok(render(k.max(1).min(page.len()), Detail::Names))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(name: &str, kind: &str, qn: &str, owner: Option<&str>, start: u32, end: u32) -> Sym {
+        Sym {
+            name: name.into(),
+            kind: kind.into(),
+            qualified_name: qn.into(),
+            owner: owner.map(Into::into),
+            file_path: "a.py".into(),
+            start_line: start,
+            end_line: end,
+            signature: String::new(),
+            docstring: None,
+        }
+    }
+
+    #[test]
+    fn top_level_items_keep_source_order_and_types_list_fields_before_methods() {
+        let symbols = vec![
+            sym("helper", "function", "p::a::helper", None, 1, 3),
+            sym("Greeter", "class", "p::a::Greeter", None, 6, 12),
+            sym(
+                "greet",
+                "method",
+                "p::a::Greeter::greet",
+                Some("Greeter"),
+                7,
+                8,
+            ),
+            sym(
+                "name",
+                "field",
+                "p::a::Greeter::name",
+                Some("Greeter"),
+                10,
+                10,
+            ),
+        ];
+        let tree = build_tree(&symbols);
+        let top: Vec<&str> = tree.iter().map(|n| n.sym.name.as_str()).collect();
+        assert_eq!(top, ["helper", "Greeter"]);
+        let kids: Vec<&str> = tree[1]
+            .children
+            .iter()
+            .map(|n| n.sym.name.as_str())
+            .collect();
+        assert_eq!(kids, ["name", "greet"]);
+    }
 }

@@ -51,7 +51,15 @@ pub struct Scope {
     pub trait_owners: HashSet<String>,
 }
 
-const TYPE_KINDS: &[&str] = &["struct", "enum", "trait", "type_alias", "union"];
+const TYPE_KINDS: &[&str] = &[
+    "struct",
+    "enum",
+    "trait",
+    "type_alias",
+    "union",
+    "class",
+    "interface",
+];
 
 /// Can a site of `site_kind` (with or without a written qualifier) name a definition
 /// of `def_kind`?
@@ -61,11 +69,15 @@ pub fn compatible(site_kind: &str, qualified: bool, def_kind: &str) -> bool {
         "macro" => def_kind == "macro",
         "method_call" => def_kind == "method" || def_kind == "field",
         "field" => def_kind == "field",
+        // a class is called to construct it (`Foo()`, `new Foo()`)
         "call" if qualified => matches!(
             def_kind,
-            "function" | "method" | "struct" | "variant" | "field"
+            "function" | "method" | "struct" | "variant" | "field" | "class"
         ),
-        "call" => matches!(def_kind, "function" | "struct" | "variant" | "field"),
+        "call" => matches!(
+            def_kind,
+            "function" | "struct" | "variant" | "field" | "class"
+        ),
         "path" => def_kind != "macro" && def_kind != "field",
         // `impl Trait for T { fn f() }`: `f` implements the trait's item
         "implements" => matches!(def_kind, "method" | "const" | "type_alias"),

@@ -1,0 +1,32 @@
+//! What the benchmarks share: a server with the embedded routers on a scratch database.
+
+use std::path::Path;
+use std::time::Duration;
+
+use scryer_runtime::{Grants, Limits};
+use scryer_server::{PluginSource, Server, ServerConfig};
+
+/// Starts a server whose database and compile cache live in `dir`, without a watcher.
+pub async fn start_server(dir: &Path) -> anyhow::Result<Server> {
+    let plugins = scryer_builtin_plugins::ROUTERS
+        .iter()
+        .map(|(name, wasm)| PluginSource {
+            label: name.to_string(),
+            wasm: wasm.to_vec(),
+            grants: if *name == "admin" {
+                Grants::admin()
+            } else {
+                Grants::router()
+            },
+        })
+        .collect();
+    Server::start(ServerConfig {
+        db_path: dir.join("index.db"),
+        compile_cache: Some(dir.join("compiled")),
+        limits: Limits::default(),
+        plugins,
+        first_query_wait: Duration::from_secs(60),
+        watch_files: false,
+    })
+    .await
+}

@@ -1,0 +1,215 @@
+//! Languages behind one trait: adding a language is adding a module here and a line in
+//! [`LANGUAGES`].
+//!
+//! Every extractor produces the same [`FileSymbols`] as the Rust one: qualified names are
+//! joined with `::` whatever the language (`pkg::module::Class::method`), lines and columns
+//! are 1-based, and `enclosing_symbol` is the innermost enclosing function or type (or the
+//! module at top level).
+
+mod common;
+pub mod go;
+pub mod python;
+mod rust;
+pub mod typescript;
+
+use crate::model::FileSymbols;
+
+/// One source language the index understands.
+pub trait Language: Sync {
+    /// `"rust"`, `"python"`, ...: what the index stores as the file's language.
+    fn name(&self) -> &'static str;
+    /// File extensions (without the dot) handled by this language.
+    fn extensions(&self) -> &'static [&'static str];
+    /// The module path of a file, from its path relative to the package root; the first
+    /// element is the package (crate, project) name.
+    fn module_path(&self, package: &str, relative_path: &str) -> Vec<String>;
+    /// Definitions and references of one file. `path` is the file's path (relative to the
+    /// project root); some languages need its name (`__init__.py`, `.tsx`).
+    fn extract(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols;
+}
+
+impl std::fmt::Debug for dyn Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Every supported language.
+pub static LANGUAGES: &[&dyn Language] = &[
+    &rust::Rust,
+    &python::Python,
+    &typescript::TypeScript,
+    &typescript::JavaScript,
+    &go::Go,
+];
+
+/// The language of a file, by its extension.
+pub fn language_for(path: &str) -> Option<&'static dyn Language> {
+    let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let (_, ext) = file.rsplit_once('.')?;
+    LANGUAGES
+        .iter()
+        .copied()
+        .find(|l| l.extensions().contains(&ext))
+}
+
+/// The language called `name` (`"rust"`, `"python"`, ...).
+pub fn language_named(name: &str) -> Option<&'static dyn Language> {
+    LANGUAGES.iter().copied().find(|l| l.name() == name)
+}
+
+/// Every extension handled by some language.
+pub fn supported_extensions() -> impl Iterator<Item = &'static str> {
+    LANGUAGES
+        .iter()
+        .flat_map(|l| l.extensions().iter().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_language_by_extension() {
+        assert_eq!(language_for("src/lib.rs").map(|l| l.name()), Some("rust"));
+        assert_eq!(language_for("a/b/c.py").map(|l| l.name()), Some("python"));
+        assert_eq!(language_for("a/b/c.pyi").map(|l| l.name()), Some("python"));
+        assert_eq!(language_for("a/b.ts").map(|l| l.name()), Some("typescript"));
+        assert_eq!(
+            language_for("a/b.tsx").map(|l| l.name()),
+            Some("typescript")
+        );
+        assert_eq!(
+            language_for("a/b.jsx").map(|l| l.name()),
+            Some("javascript")
+        );
+        assert_eq!(
+            language_for("a/b.cjs").map(|l| l.name()),
+            Some("javascript")
+        );
+        assert_eq!(language_for("cmd/main.go").map(|l| l.name()), Some("go"));
+        assert!(language_for("README.md").is_none());
+        assert!(language_for("Makefile").is_none());
+        assert_eq!(language_named("python").map(|l| l.name()), Some("python"));
+    }
+
+    /// Code-like text in each language, `lines` lines long.
+    fn generated(lang: &str, lines: usize) -> String {
+        let mut out = String::new();
+        let mut i = 0;
+        while out.lines().count() < lines {
+            let block = match lang {
+                "python" => format!(
+                    "class C{i}(Base):\n    \"\"\"Doc.\"\"\"\n    def m(self, x: int) -> str:\n        y = helper(x)\n        return self.n(y, CONST)\n\n"
+                ),
+                "typescript" | "javascript" => format!(
+                    "export class C{i} extends Base {{\n  m(x: number): string {{\n    const y = helper(x);\n    return this.n(y, CONST);\n  }}\n}}\n"
+                ),
+                "go" => format!(
+                    "type C{i} struct {{\n\tX int\n}}\n\nfunc (c *C{i}) M(x int) string {{\n\ty := helper(x)\n\treturn c.N(y, Const)\n}}\n"
+                ),
+                _ => format!(
+                    "pub struct C{i} {{ x: u32 }}\nimpl C{i} {{\n    pub fn m(&self, x: u32) -> u32 {{\n        let y = helper(x);\n        self.n(y, CONST)\n    }}\n}}\n"
+                ),
+            };
+            out.push_str(&block);
+            i += 1;
+        }
+        out
+    }
+
+    fn sample_path(l: &dyn Language) -> String {
+        format!("m/sample.{}", l.extensions()[0])
+    }
+
+    #[test]
+    fn every_language_survives_odd_input() {
+        let deep = format!("{}1{}", "(".repeat(5000), ")".repeat(5000));
+        let odd = [
+            "",
+            "\n\n",
+            "}}}((( def class func fn := => import from",
+            deep.as_str(),
+            "\u{feff}é = \"ü\" // ü",
+        ];
+        for l in LANGUAGES {
+            let path = sample_path(*l);
+            let module = l.module_path("proj", &path);
+            for src in odd {
+                let _ = l.extract(src, &module, &path);
+            }
+        }
+    }
+
+    #[test]
+    fn every_language_extracts_from_several_threads() {
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for l in LANGUAGES {
+                        let src = generated(l.name(), 60);
+                        let path = sample_path(*l);
+                        let module = l.module_path("proj", &path);
+                        let f = l.extract(&src, &module, &path);
+                        assert!(!f.has_parse_errors, "{}", l.name());
+                        assert!(f.definitions.len() >= 10, "{}", l.name());
+                        assert!(f.references.iter().any(|r| r.name == "helper"));
+                    }
+                });
+            }
+        });
+    }
+
+    /// `cargo test -p scryer-engine --release --lib extract_timing -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn extract_timing() {
+        for l in LANGUAGES {
+            let src = generated(l.name(), 2000);
+            let path = sample_path(*l);
+            let module = l.module_path("proj", &path);
+            let runs = 20;
+            let started = std::time::Instant::now();
+            let mut refs = 0;
+            for _ in 0..runs {
+                refs = l.extract(&src, &module, &path).references.len();
+            }
+            let per = started.elapsed() / runs;
+            println!(
+                "{:<10} {} lines: {:?} per extract ({refs} references)",
+                l.name(),
+                src.lines().count(),
+                per
+            );
+        }
+    }
+
+    /// Every file under `$SCRYER_CORPUS` in a supported language extracts without panic.
+    #[test]
+    #[ignore]
+    fn corpus() {
+        let Ok(dir) = std::env::var("SCRYER_CORPUS") else {
+            return;
+        };
+        let started = std::time::Instant::now();
+        let (mut files, mut lines, mut errors) = (0, 0, 0);
+        for entry in ignore::WalkBuilder::new(&dir).build().flatten() {
+            let path = entry.path().to_string_lossy().to_string();
+            let Some(l) = language_for(&path) else {
+                continue;
+            };
+            let Ok(src) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            let module = l.module_path("corpus", &path);
+            let f = l.extract(&src, &module, &path);
+            files += 1;
+            lines += src.lines().count();
+            errors += f.has_parse_errors as usize;
+        }
+        println!(
+            "{files} files, {lines} lines, {errors} with parse errors, {:?}",
+            started.elapsed()
+        );
+    }
+}
