@@ -10,6 +10,8 @@ mod common;
 pub mod go;
 pub mod python;
 mod rust;
+#[cfg(test)]
+mod test_rows;
 pub mod typescript;
 
 use crate::model::FileSymbols;

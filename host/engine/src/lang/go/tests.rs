@@ -2,6 +2,7 @@
 
 use super::Go;
 use crate::lang::Language;
+use crate::lang::test_rows::{def_rows, ref_rows};
 use crate::model::{FileSymbols, ReferenceKind as RK, SymbolKind as SK};
 
 const FIXTURE: &str = include_str!("fixture.go");
@@ -25,21 +26,7 @@ fn module_paths() {
 fn definitions() {
     let f = extract();
     assert!(!f.has_parse_errors);
-    let got: Vec<_> = f
-        .definitions
-        .iter()
-        .map(|d| {
-            (
-                d.name.as_str(),
-                d.kind,
-                d.qualified_name
-                    .strip_prefix(M)
-                    .unwrap_or(&d.qualified_name),
-                d.owner.as_deref(),
-                (d.start_line, d.end_line, d.name_line, d.name_column),
-            )
-        })
-        .collect();
+    let got = def_rows(&f, M);
     let expected = vec![
         ("Max", SK::Const, "::Max", None, (10, 10, 10, 7)),
         ("registry", SK::Static, "::registry", None, (12, 12, 12, 5)),
@@ -99,22 +86,7 @@ fn definitions() {
 #[test]
 fn references() {
     let f = extract();
-    let got: Vec<_> = f
-        .references
-        .iter()
-        .map(|r| {
-            (
-                r.name.as_str(),
-                r.kind,
-                r.line,
-                r.column,
-                r.qualifier.as_deref(),
-                r.enclosing_symbol
-                    .strip_prefix(M)
-                    .unwrap_or(&r.enclosing_symbol),
-            )
-        })
-        .collect();
+    let got = ref_rows(&f, M);
     let expected = vec![
         // Imports: the last path segment, qualified by the rest.
         ("fmt", RK::Use, 4, 3, None, ""),

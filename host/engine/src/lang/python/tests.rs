@@ -2,6 +2,7 @@
 
 use super::Python;
 use crate::lang::Language;
+use crate::lang::test_rows::{def_rows, ref_rows};
 use crate::model::{FileSymbols, ReferenceKind as RK, SymbolKind as SK};
 
 const FIXTURE: &str = include_str!("fixture.py");
@@ -33,21 +34,7 @@ fn module_paths() {
 fn definitions() {
     let f = extract();
     assert!(!f.has_parse_errors);
-    let got: Vec<_> = f
-        .definitions
-        .iter()
-        .map(|d| {
-            (
-                d.name.as_str(),
-                d.kind,
-                d.qualified_name
-                    .strip_prefix(M)
-                    .unwrap_or(&d.qualified_name),
-                d.owner.as_deref(),
-                (d.start_line, d.end_line, d.name_line, d.name_column),
-            )
-        })
-        .collect();
+    let got = def_rows(&f, M);
     let expected = vec![
         ("MAX_SIZE", SK::Const, "::MAX_SIZE", None, (6, 6, 6, 1)),
         ("Shape", SK::Class, "::Shape", None, (11, 31, 11, 7)),
@@ -116,22 +103,7 @@ fn definitions() {
 #[test]
 fn references() {
     let f = extract();
-    let got: Vec<_> = f
-        .references
-        .iter()
-        .map(|r| {
-            (
-                r.name.as_str(),
-                r.kind,
-                r.line,
-                r.column,
-                r.qualifier.as_deref(),
-                r.enclosing_symbol
-                    .strip_prefix(M)
-                    .unwrap_or(&r.enclosing_symbol),
-            )
-        })
-        .collect();
+    let got = ref_rows(&f, M);
     let expected = vec![
         ("os", RK::Use, 2, 8, None, ""),
         ("path", RK::Use, 2, 11, Some("os"), ""),

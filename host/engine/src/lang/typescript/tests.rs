@@ -2,6 +2,7 @@
 
 use super::{JavaScript, TypeScript};
 use crate::lang::Language;
+use crate::lang::test_rows::{RefRow, def_rows, ref_rows};
 use crate::model::{FileSymbols, ReferenceKind as RK, SymbolKind as SK};
 
 const FIXTURE: &str = include_str!("fixture.ts");
@@ -10,26 +11,6 @@ const M: &str = "proj::src::shapes";
 fn extract() -> FileSymbols {
     let module = TypeScript.module_path("proj", "src/shapes.ts");
     TypeScript.extract(FIXTURE, &module, "src/shapes.ts")
-}
-
-type RefRow<'a> = (&'a str, RK, u32, u32, Option<&'a str>, &'a str);
-
-fn refs<'a>(f: &'a FileSymbols, module: &str) -> Vec<RefRow<'a>> {
-    f.references
-        .iter()
-        .map(|r| {
-            (
-                r.name.as_str(),
-                r.kind,
-                r.line,
-                r.column,
-                r.qualifier.as_deref(),
-                r.enclosing_symbol
-                    .strip_prefix(module)
-                    .unwrap_or(&r.enclosing_symbol),
-            )
-        })
-        .collect()
 }
 
 #[test]
@@ -48,21 +29,7 @@ fn module_paths() {
 fn definitions() {
     let f = extract();
     assert!(!f.has_parse_errors);
-    let got: Vec<_> = f
-        .definitions
-        .iter()
-        .map(|d| {
-            (
-                d.name.as_str(),
-                d.kind,
-                d.qualified_name
-                    .strip_prefix(M)
-                    .unwrap_or(&d.qualified_name),
-                d.owner.as_deref(),
-                (d.start_line, d.end_line, d.name_line, d.name_column),
-            )
-        })
-        .collect();
+    let got = def_rows(&f, M);
     let expected = vec![
         ("Shape", SK::Interface, "::Shape", None, (6, 9, 6, 18)),
         ("Id", SK::TypeAlias, "::Id", None, (11, 11, 11, 13)),
@@ -169,7 +136,7 @@ fn references() {
         ("path", RK::Path, 37, 21, None, "::make"),
         ("join", RK::MethodCall, 37, 26, Some("path"), "::make"),
     ];
-    assert_eq!(refs(&f, M), expected);
+    assert_eq!(ref_rows(&f, M), expected);
 }
 
 #[test]
@@ -219,7 +186,7 @@ export const handler = function () { return App({}); };\n";
         ("Main", RK::Call, 5, 16, Some("Layout"), "::App"),
         ("App", RK::Call, 7, 45, None, "::handler"),
     ];
-    assert_eq!(refs(&f, "proj::web::app"), expected);
+    assert_eq!(ref_rows(&f, "proj::web::app"), expected);
 }
 
 #[test]
@@ -241,5 +208,5 @@ fn nested_functions_and_this_calls() {
         ]
     );
     let expected: Vec<RefRow<'_>> = vec![("go", RK::MethodCall, 4, 17, Some("Self"), "::A::run")];
-    assert_eq!(refs(&f, "proj::a"), expected);
+    assert_eq!(ref_rows(&f, "proj::a"), expected);
 }
