@@ -571,3 +571,26 @@ async fn python_projects_are_indexed_and_answered_too() {
     assert_eq!(outline["symbols"][1]["children"][0]["name"], "greet");
     s.stop().await;
 }
+
+#[tokio::test]
+async fn a_second_process_on_the_same_database_is_told_why_it_cannot_start() {
+    let s = Scryer::start(&[], &[]).await;
+    let db = s.state.path().join("index.db");
+    let out = std::process::Command::new(support::scryer_bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["plugin", "list"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("is in use by another scryer process") && stderr.contains("--db PATH"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Stack backtrace"), "{stderr}");
+    // The first server is unharmed.
+    let list = s.call_json("list_projects", json!({})).await;
+    assert_eq!(list["total"], 0);
+    s.stop().await;
+}

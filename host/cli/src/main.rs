@@ -242,7 +242,18 @@ async fn plugin_list(cli: &Cli, extra: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // One readable line per cause; no backtrace for an operator's mistake.
+            eprintln!("scryer: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     let cli = Cli::parse();
     // Logs go to stderr: stdout is the MCP channel.
     tracing_subscriber::fmt()

@@ -201,10 +201,19 @@ impl Db {
         let path_str = path
             .to_str()
             .with_context(|| format!("database path {} is not UTF-8", path.display()))?;
-        let database = turso::Builder::new_local(path_str)
-            .build()
-            .await
-            .with_context(|| format!("opening database {}", path.display()))?;
+        let database = match turso::Builder::new_local(path_str).build().await {
+            Ok(db) => db,
+            Err(e) if e.to_string().contains("locked by another process") => anyhow::bail!(
+                "the database {} is in use by another scryer process (turso lets one process open a database file); \
+                 stop that process, or pass --db PATH to use another database",
+                path.display()
+            ),
+            Err(e) => {
+                return Err(
+                    anyhow::Error::from(e).context(format!("opening database {}", path.display()))
+                );
+            }
+        };
         let db = Db {
             database,
             path: path.to_path_buf(),
@@ -751,6 +760,22 @@ mod tests {
             b.id
         );
         assert!(db.project_by_selector("nope").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_second_open_of_a_database_file_in_one_process_is_explained_or_allowed() {
+        // turso locks the file per process: a second open in the same process works,
+        // which is what lets readers take their own connections.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        let _a = Db::open(&path).await.unwrap();
+        match Db::open(&path).await {
+            Ok(_) => {}
+            Err(e) => assert!(
+                e.to_string().contains("in use by another scryer process"),
+                "{e}"
+            ),
+        }
     }
 
     #[tokio::test]
