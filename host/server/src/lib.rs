@@ -216,13 +216,11 @@ impl Server {
         let id = self.core.next_session.fetch_add(1, Ordering::Relaxed);
         let mut active = None;
         if let Some(sel) = &options.project {
-            let p = self
-                .core
-                .projects
-                .db()
-                .project_by_selector(sel)
-                .await?
-                .ok_or_else(|| anyhow::anyhow!(self.core.unknown_project_message_async(sel)))?;
+            let db = self.core.projects.db();
+            let Some(p) = db.project_by_selector(sel).await? else {
+                let known: Vec<String> = db.projects().await?.into_iter().map(|p| p.slug).collect();
+                anyhow::bail!(unknown_project(sel, &known));
+            };
             active = Some(p.id);
         }
         self.core
@@ -310,12 +308,5 @@ impl Server {
             .project(project.id)
             .await?
             .unwrap_or(project))
-    }
-}
-
-impl Core {
-    fn unknown_project_message_async(&self, selector: &str) -> String {
-        // Used from async contexts where block_on is not allowed: no list of names.
-        unknown_project(selector, &[])
     }
 }

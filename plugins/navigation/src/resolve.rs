@@ -358,14 +358,6 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                     }
                     // The owner as this file imports it, resolved exactly; then the
                     // owner defined in the site's own module.
-                    let owner_module = |i: usize| -> Vec<String> {
-                        let mut p: Vec<String> = parent_path(&defs[i])
-                            .iter()
-                            .map(|s| s.to_string())
-                            .collect();
-                        p.pop();
-                        p
-                    };
                     if let Some(paths) = scope
                         .owner_imports
                         .get(last)
@@ -377,7 +369,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                             .filter(|&i| {
                                 paths.iter().any(|p| {
                                     absolute_module(p, &site.file_path, &crate_name)
-                                        == owner_module(i)
+                                        == owner_home(i)
                                 })
                             })
                             .collect();
@@ -412,7 +404,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                     let in_module: Vec<usize> = hits
                         .iter()
                         .copied()
-                        .filter(|&i| owner_module(i) == site_module)
+                        .filter(|&i| owner_home(i) == site_module)
                         .collect();
                     if in_module.len() == 1 {
                         return Attribution::Resolved(in_module[0], Strength::Scope);
