@@ -5,7 +5,16 @@
 //!
 //! turso lets one process open a database file; scryer's server is that process.
 
+mod decisions;
+mod deps;
+mod edges;
 mod schema;
+mod telemetry;
+
+pub use decisions::*;
+pub use deps::*;
+pub use edges::*;
+pub use telemetry::*;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -236,7 +245,7 @@ impl Db {
 
     async fn migrate(&self) -> Result<()> {
         let conn = self.connect()?;
-        for stmt in schema::STATEMENTS {
+        for stmt in schema::all_statements() {
             conn.execute(stmt, ()).await.with_context(|| {
                 format!("applying schema: {}", stmt.lines().next().unwrap_or(stmt))
             })?;

@@ -61,3 +61,15 @@ pub const STATEMENTS: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS ref_site_by_name ON ref_site (project_id, name)",
     "CREATE INDEX IF NOT EXISTS ref_site_by_file ON ref_site (file_id)",
 ];
+
+/// Every statement applied at open, in order: the core tables above, then each area's
+/// own (kept beside the queries that use them).
+pub fn all_statements() -> impl Iterator<Item = &'static str> {
+    STATEMENTS
+        .iter()
+        .chain(crate::edges::SCHEMA)
+        .chain(crate::deps::SCHEMA)
+        .chain(crate::decisions::SCHEMA)
+        .chain(crate::telemetry::SCHEMA)
+        .copied()
+}

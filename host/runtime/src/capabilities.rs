@@ -26,15 +26,27 @@ pub enum Capability {
     Log,
     /// `scryer:router/projects`: register, index and list projects.
     ProjectAdmin,
+    /// `scryer:router/dependencies`: the locked dependency crates and their definitions.
+    DependencyRead,
+    /// `scryer:router/search`: ranked symbol search.
+    Search,
+    /// `scryer:router/docs`: the project's decision, learning and plan documents.
+    DocsRead,
+    /// `scryer:router/docs-write`: record and delete architecture decisions.
+    DocsWrite,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 5] = [
+    pub const ALL: [Capability; 9] = [
         Capability::IndexRead,
         Capability::FileRead,
         Capability::Tokens,
         Capability::Log,
         Capability::ProjectAdmin,
+        Capability::DependencyRead,
+        Capability::Search,
+        Capability::DocsRead,
+        Capability::DocsWrite,
     ];
 
     /// The name operators use in policy and on the command line.
@@ -45,6 +57,10 @@ impl Capability {
             Capability::Tokens => "tokens",
             Capability::Log => "log",
             Capability::ProjectAdmin => "project-admin",
+            Capability::DependencyRead => "dependency-read",
+            Capability::Search => "search",
+            Capability::DocsRead => "docs-read",
+            Capability::DocsWrite => "docs-write",
         }
     }
 
@@ -56,6 +72,10 @@ impl Capability {
             Capability::Tokens => "scryer:router/tokens",
             Capability::Log => "scryer:router/log",
             Capability::ProjectAdmin => "scryer:router/projects",
+            Capability::DependencyRead => "scryer:router/dependencies",
+            Capability::Search => "scryer:router/search",
+            Capability::DocsRead => "scryer:router/docs",
+            Capability::DocsWrite => "scryer:router/docs-write",
         }
     }
 
@@ -73,14 +93,25 @@ impl Grants {
         Grants(caps.into_iter().collect())
     }
 
-    /// What every router gets: index-read, file-read, tokens, log.
+    /// What every router gets: the read-only interfaces (index, files, dependencies,
+    /// search, docs), tokens and log.
     pub fn router() -> Grants {
         Grants::new([
             Capability::IndexRead,
             Capability::FileRead,
             Capability::Tokens,
             Capability::Log,
+            Capability::DependencyRead,
+            Capability::Search,
+            Capability::DocsRead,
         ])
+    }
+
+    /// The memory router: a router that may also record and delete decisions.
+    pub fn memory() -> Grants {
+        let mut g = Grants::router();
+        g.0.insert(Capability::DocsWrite);
+        g
     }
 
     /// The administration router: a router that may also manage projects.
@@ -189,6 +220,18 @@ pub fn linker_for(engine: &wasmtime::Engine, grants: &Grants) -> anyhow::Result<
             Capability::ProjectAdmin => {
                 wit::projects::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
             }
+            Capability::DependencyRead => {
+                wit::dependencies::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+            }
+            Capability::Search => {
+                wit::search::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+            }
+            Capability::DocsRead => {
+                wit::docs::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+            }
+            Capability::DocsWrite => {
+                wit::docs_write::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+            }
         }
     }
     Ok(linker)
@@ -210,6 +253,8 @@ mod tests {
         assert!(g.allows_import("scryer:router/types@0.1.0"));
         assert!(g.allows_import("wasi:io/streams@0.2.6"));
         assert!(!g.allows_import("scryer:router/projects@0.1.0"));
+        assert!(!g.allows_import("scryer:router/docs-write@0.1.0"));
+        assert!(Grants::memory().allows_import("scryer:router/docs-write@0.1.0"));
         assert!(!g.allows_import("wasi:filesystem/types@0.2.6"));
         assert!(!g.allows_import("wasi:filesystem/preopens@0.2.6"));
         assert!(!g.allows_import("wasi:sockets/tcp@0.2.6"));

@@ -22,16 +22,19 @@ use wasmtime::component::{Component, ResourceTable};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 use wasmtime_wasi::WasiCtxBuilder;
 
-use bindings::{AdminRouterPre, CallState};
+use bindings::{CallState, ScryerHostPre};
 pub use cache::{CacheOutcome, CompileCache};
 pub use capabilities::{Capability, Grants};
 pub use limits::Limits;
 
 /// The WIT types, as the host sees them.
 pub mod wit {
-    pub use crate::bindings::scryer::router::index::{IndexFacts, ReferenceSite, Symbol};
+    pub use crate::bindings::scryer::router::dependencies::{DependencySymbol, LockedCrate};
+    pub use crate::bindings::scryer::router::docs::{DecisionRow, Document};
+    pub use crate::bindings::scryer::router::index::{Edge, IndexFacts, ReferenceSite, Symbol};
     pub use crate::bindings::scryer::router::log::Level;
-    pub use crate::bindings::scryer::router::projects::ProjectStatus;
+    pub use crate::bindings::scryer::router::projects::{ProjectStatus, ToolUsage};
+    pub use crate::bindings::scryer::router::search::{SearchHit, SearchPage, SearchScope};
     pub use crate::bindings::scryer::router::types::{
         CallContext, CallError, CallResult, OutputFormat, PluginDescription, Project,
         ToolAnnotations, ToolDefinition,
@@ -101,6 +104,83 @@ pub trait HostServices: Send + Sync + 'static {
         scope: &CallScope,
         project: &str,
     ) -> Result<wit::ProjectStatus, wit::CallError>;
+
+    // index: graph edges
+    fn edges_from(
+        &self,
+        scope: &CallScope,
+        qualified_name: &str,
+    ) -> Result<Vec<wit::Edge>, wit::CallError>;
+    fn edges_to(&self, scope: &CallScope, name: &str) -> Result<Vec<wit::Edge>, wit::CallError>;
+
+    // dependencies
+    fn locked_crates(&self, scope: &CallScope) -> Result<Vec<wit::LockedCrate>, wit::CallError>;
+    fn crate_symbols(
+        &self,
+        scope: &CallScope,
+        crate_name: &str,
+        version: Option<&str>,
+    ) -> Result<Vec<wit::DependencySymbol>, wit::CallError>;
+    fn dependency_symbols_by_name(
+        &self,
+        scope: &CallScope,
+        name: &str,
+        crate_name: Option<&str>,
+    ) -> Result<Vec<wit::DependencySymbol>, wit::CallError>;
+
+    // search
+    fn search(
+        &self,
+        scope: &CallScope,
+        query: &str,
+        level: wit::SearchScope,
+        crate_name: Option<&str>,
+        offset: u32,
+        limit: u32,
+    ) -> Result<wit::SearchPage, wit::CallError>;
+
+    // docs
+    fn list_documents(
+        &self,
+        scope: &CallScope,
+        dir: &str,
+    ) -> Result<Vec<wit::Document>, wit::CallError>;
+    fn decision_rows(&self, scope: &CallScope) -> Result<Vec<wit::DecisionRow>, wit::CallError>;
+    fn insert_decision_row(
+        &self,
+        scope: &CallScope,
+        row: wit::DecisionRow,
+    ) -> Result<(), wit::CallError>;
+    fn delete_decision_rows(&self, scope: &CallScope, number: u32) -> Result<u32, wit::CallError>;
+    fn create_decision_file(
+        &self,
+        scope: &CallScope,
+        file_name: &str,
+        text: &str,
+    ) -> Result<(), wit::CallError>;
+    fn delete_decision_file(
+        &self,
+        scope: &CallScope,
+        file_name: &str,
+    ) -> Result<(), wit::CallError>;
+
+    // projects (administration)
+    fn switch_active_project(
+        &self,
+        scope: &CallScope,
+        project: &str,
+    ) -> Result<wit::ProjectStatus, wit::CallError>;
+    fn delete_project(
+        &self,
+        scope: &CallScope,
+        project: &str,
+    ) -> Result<wit::ProjectStatus, wit::CallError>;
+    fn usage(
+        &self,
+        scope: &CallScope,
+        project: Option<&str>,
+        since_hours: Option<u32>,
+    ) -> Result<Vec<wit::ToolUsage>, wit::CallError>;
 }
 
 /// Why a plugin could not be loaded.
@@ -161,7 +241,7 @@ pub struct Plugin {
     pub cache_outcome: CacheOutcome,
     /// Wall time of compile-or-deserialize plus link.
     pub load_time: Duration,
-    pre: AdminRouterPre<CallState>,
+    pre: ScryerHostPre<CallState>,
     name: Arc<str>,
 }
 
@@ -245,7 +325,7 @@ impl Runtime {
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| invalid(format!("{e:#}")))?;
-        let pre = AdminRouterPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = ScryerHostPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
         let load_time = started.elapsed();
 
         let name: Arc<str> = Arc::from(label);
@@ -305,9 +385,9 @@ impl Runtime {
     /// Runs `f` against a fresh instance on a blocking thread, under every limit.
     async fn run<R: Send + 'static>(
         &self,
-        pre: &AdminRouterPre<CallState>,
+        pre: &ScryerHostPre<CallState>,
         scope: CallScope,
-        f: impl FnOnce(&bindings::AdminRouter, &mut Store<CallState>) -> wasmtime::Result<R>
+        f: impl FnOnce(&bindings::ScryerHost, &mut Store<CallState>) -> wasmtime::Result<R>
         + Send
         + 'static,
     ) -> Result<R, CallFailure> {

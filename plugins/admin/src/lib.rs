@@ -5,47 +5,9 @@
 //! shapes the answers.
 
 use scryer_plugin_sdk::args::{Args, check_text};
-use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
+use scryer_plugin_sdk::host::{ProjectStatus as Status, unknown_tool};
+use scryer_plugin_sdk::{Ctx, Host, Router, ToolResult, ToolSpec, to_compact_json};
 use serde_json::{Value, json};
-
-pub const PLUGIN_NAME: &str = "admin";
-
-/// A project's state as the host reports it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Status {
-    pub slug: String,
-    pub root: String,
-    pub state: String,
-    pub files_done: u32,
-    pub files_total: u32,
-    pub files: u32,
-    pub parse_failures: u32,
-    pub symbols: u32,
-    pub references: u32,
-    pub indexed_at: Option<String>,
-    pub last_index_ms: Option<u64>,
-    pub last_error: Option<String>,
-    pub active: bool,
-}
-
-pub trait ProjectsHost {
-    fn list(&self) -> ToolResult<Vec<Status>>;
-    fn index_workspace(&self, path: &str, wait_ms: u32) -> ToolResult<Status>;
-    fn status(&self, project: &str) -> ToolResult<Status>;
-}
-
-pub struct Ctx {
-    /// The slug of the project the host resolved for this call, if any.
-    pub project: Option<String>,
-}
-
-pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub schema: Value,
-    pub read_only: bool,
-    pub idempotent: bool,
-}
 
 pub fn tools() -> Vec<ToolSpec> {
     vec![
@@ -63,7 +25,9 @@ pub fn tools() -> Vec<ToolSpec> {
                 "required": ["path"]
             }),
             read_only: false,
+            destructive: false,
             idempotent: true,
+            default_budget: 1000,
         },
         ToolSpec {
             name: "get_indexing_status",
@@ -77,7 +41,9 @@ pub fn tools() -> Vec<ToolSpec> {
                 }
             }),
             read_only: true,
+            destructive: false,
             idempotent: true,
+            default_budget: 1000,
         },
         ToolSpec {
             name: "list_projects",
@@ -85,7 +51,9 @@ pub fn tools() -> Vec<ToolSpec> {
                 active project is marked.",
             schema: json!({"type": "object", "properties": {}}),
             read_only: true,
+            destructive: false,
             idempotent: true,
+            default_budget: 1000,
         },
     ]
 }
@@ -115,8 +83,24 @@ fn status_json(s: &Status) -> Value {
     })
 }
 
-pub fn call(host: &dyn ProjectsHost, tool: &str, arguments: &str, ctx: &Ctx) -> ToolResult<String> {
-    let args = Args::parse(arguments)?;
+pub struct Admin;
+
+impl Router for Admin {
+    const NAME: &'static str = "admin";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn tools() -> Vec<ToolSpec> {
+        tools()
+    }
+
+    fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolResult<String> {
+        call(host, tool, args, ctx)
+    }
+}
+
+scryer_plugin_sdk::export_router!(crate::Admin);
+
+fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolResult<String> {
     match tool {
         "index_workspace" => {
             let path = args.required_str("path", "the absolute path of the directory to index")?;
@@ -141,9 +125,9 @@ pub fn call(host: &dyn ProjectsHost, tool: &str, arguments: &str, ctx: &Ctx) -> 
         "get_indexing_status" => {
             let selector = args.opt_str("project")?.or_else(|| ctx.project.clone());
             match selector {
-                Some(p) => Ok(to_compact_json(&status_json(&host.status(&p)?))),
+                Some(p) => Ok(to_compact_json(&status_json(&host.project_status(&p)?))),
                 None => {
-                    let all = host.list()?;
+                    let all = host.list_projects()?;
                     let mut body =
                         json!({"projects": all.iter().map(status_json).collect::<Vec<_>>()});
                     if all.is_empty() {
@@ -156,7 +140,7 @@ pub fn call(host: &dyn ProjectsHost, tool: &str, arguments: &str, ctx: &Ctx) -> 
             }
         }
         "list_projects" => {
-            let all = host.list()?;
+            let all = host.list_projects()?;
             let mut body = json!({
                 "total": all.len(),
                 "projects": all.iter().map(status_json).collect::<Vec<_>>(),
@@ -167,11 +151,6 @@ pub fn call(host: &dyn ProjectsHost, tool: &str, arguments: &str, ctx: &Ctx) -> 
             }
             Ok(to_compact_json(&body))
         }
-        other => Err(ToolError::not_found(format!(
-            "the admin router has no tool `{other}`; it offers index_workspace, get_indexing_status, list_projects"
-        ))),
+        other => Err(unknown_tool::<Admin>(other)),
     }
 }
-
-#[cfg(target_arch = "wasm32")]
-mod component;

@@ -1,35 +1,34 @@
 //! The navigation router: `find_references` and `get_file_outline`.
 //!
-//! The tool logic (`references`, `outline`) is plain Rust over the [`host::IndexHost`]
-//! trait; `component` adapts it to the WIT imports when built for `wasm32-wasip2`.
+//! The tool logic (`references`, `outline`) is plain Rust over the SDK's
+//! [`Host`](scryer_plugin_sdk::Host) trait; `export_router!` adapts it to the WIT imports
+//! when built for `wasm32-wasip2`.
 
-pub mod host;
 pub mod outline;
 pub mod references;
-pub mod resolve;
 pub mod tools;
 
 use scryer_plugin_sdk::args::Args;
-use scryer_plugin_sdk::{ToolError, ToolResult};
+use scryer_plugin_sdk::host::unknown_tool;
+use scryer_plugin_sdk::{Ctx, Host, Router, ToolResult, ToolSpec};
 
-pub const PLUGIN_NAME: &str = "navigation";
+pub struct Navigation;
 
-/// Dispatches one call to the tool's logic.
-pub fn call(
-    host: &dyn host::IndexHost,
-    tool: &str,
-    arguments: &str,
-    ctx: &host::Ctx,
-) -> ToolResult<String> {
-    let args = Args::parse(arguments)?;
-    match tool {
-        "find_references" => references::find_references(host, &args, ctx),
-        "get_file_outline" => outline::get_file_outline(host, &args, ctx),
-        other => Err(ToolError::not_found(format!(
-            "the navigation router has no tool `{other}`; it offers find_references, get_file_outline"
-        ))),
+impl Router for Navigation {
+    const NAME: &'static str = "navigation";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn tools() -> Vec<ToolSpec> {
+        tools::tools()
+    }
+
+    fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolResult<String> {
+        match tool {
+            "find_references" => references::find_references(host, args, ctx),
+            "get_file_outline" => outline::get_file_outline(host, args, ctx),
+            other => Err(unknown_tool::<Navigation>(other)),
+        }
     }
 }
 
-#[cfg(target_arch = "wasm32")]
-mod component;
+scryer_plugin_sdk::export_router!(crate::Navigation);

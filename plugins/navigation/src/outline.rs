@@ -6,7 +6,7 @@ use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::{ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
-use crate::host::{Ctx, Format, IndexHost, Sym};
+use scryer_plugin_sdk::host::{Ctx, Format, Host, Sym};
 
 const TYPE_KINDS: [&str; 7] = [
     "struct",
@@ -141,7 +141,7 @@ fn count_nodes(nodes: &[Node<'_>]) -> usize {
     nodes.iter().map(|n| 1 + count_nodes(&n.children)).sum()
 }
 
-pub fn get_file_outline(host: &dyn IndexHost, args: &Args, ctx: &Ctx) -> ToolResult<String> {
+pub fn get_file_outline(host: &(impl Host + ?Sized), args: &Args, ctx: &Ctx) -> ToolResult<String> {
     let file_path = args.required_str(
         "file_path",
         "the file to outline, relative to the project root or absolute",

@@ -14,8 +14,8 @@ use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
-use crate::host::{Ctx, Format, IndexHost, Site, Sym};
-use crate::resolve::{self, Attribution, Scope, Strength};
+use scryer_plugin_sdk::host::{Ctx, Format, Host, Site, Sym};
+use scryer_plugin_sdk::resolve::{self, Attribution, Scope, Strength};
 
 pub const VIEWS: [&str; 3] = ["callers", "files", "sites"];
 const DEFAULT_LIMIT: i64 = 100;
@@ -119,7 +119,7 @@ fn matches_query(def: &Sym, q: &Query) -> bool {
 /// What attribution needs to know beyond the sites: imports of the name and of
 /// same-named owners, and which owners are traits.
 fn build_scope(
-    host: &dyn IndexHost,
+    host: &(impl Host + ?Sized),
     defs: &[Sym],
     candidates: &[usize],
     sites: &[Site],
@@ -187,7 +187,11 @@ fn accessor_names(owner: &str) -> Vec<String> {
         .collect()
 }
 
-pub fn find_references(host: &dyn IndexHost, arguments: &Args, ctx: &Ctx) -> ToolResult<String> {
+pub fn find_references(
+    host: &(impl Host + ?Sized),
+    arguments: &Args,
+    ctx: &Ctx,
+) -> ToolResult<String> {
     let q = parse_query(arguments)?;
     let defs_all: Vec<Sym> = host
         .symbols_by_name(&q.name)?
@@ -381,13 +385,13 @@ struct Item {
 
 #[allow(clippy::too_many_arguments)]
 fn render_group(
-    host: &dyn IndexHost,
+    host: &(impl Host + ?Sized),
     q: &Query,
     ctx: &Ctx,
     def: Option<&Sym>,
     group: &[(&Site, bool)],
     name_matched: usize,
-    facts: &crate::host::Facts,
+    facts: &scryer_plugin_sdk::host::Facts,
     mut notes: Vec<String>,
 ) -> ToolResult<String> {
     let mut ordered: Vec<(&Site, bool)> = group.to_vec();
@@ -597,7 +601,7 @@ fn render_group(
 }
 
 fn render_ambiguous(
-    host: &dyn IndexHost,
+    host: &(impl Host + ?Sized),
     q: &Query,
     ctx: &Ctx,
     defs: &[Sym],

@@ -1,24 +1,18 @@
 //! The navigation router's tool definitions: names, descriptions, schemas, annotations.
 
+use scryer_plugin_sdk::ToolSpec;
 use serde_json::json;
-
-pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub schema: serde_json::Value,
-    pub default_budget: u32,
-}
 
 pub fn tools() -> Vec<ToolSpec> {
     vec![
-        ToolSpec {
-            name: "find_references",
-            description: "Every usage of a symbol in the project, each with the function or type it sits in. \
+        ToolSpec::query(
+            "find_references",
+            "Every usage of a symbol in the project, each with the function or type it sits in. \
                 `symbol` is a name, `Type::method` or a qualified path. view: callers (one entry per \
                 enclosing function, default), files (counts per file) or sites (every usage with its line). \
                 Same-named definitions come back grouped as `ambiguous`; an unknown name is said to be \
                 unknown. `complete: true` only when the list is exhaustive over the indexed files.",
-            schema: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "symbol": {"type": "string", "description": "name, Type::method or crate::path::name"},
@@ -31,14 +25,14 @@ pub fn tools() -> Vec<ToolSpec> {
                 },
                 "required": ["symbol"]
             }),
-            default_budget: 1500,
-        },
-        ToolSpec {
-            name: "get_file_outline",
-            description: "The definitions in one file as a tree (modules, types with their fields, variants \
+            1500,
+        ),
+        ToolSpec::query(
+            "get_file_outline",
+            "The definitions in one file as a tree (modules, types with their fields, variants \
                 and methods, functions), each with kind, line range, signature and first doc line. Large \
                 outlines shed docs, then signatures, then page with `next_offset`.",
-            schema: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "file_path": {"type": "string", "description": "relative to the project root, or absolute"},
@@ -48,7 +42,7 @@ pub fn tools() -> Vec<ToolSpec> {
                 },
                 "required": ["file_path"]
             }),
-            default_budget: 2000,
-        },
+            2000,
+        ),
     ]
 }

@@ -13,6 +13,56 @@
 
 pub mod args;
 pub mod budget;
+pub mod host;
+pub mod resolve;
+
+pub use host::{Ctx, Format, Host, Router, ToolSpec};
+
+/// The bindings generated from `wit/v0.1` (world `scryer-host`, the union of every
+/// interface; a component imports only what its logic calls).
+#[cfg(target_arch = "wasm32")]
+pub mod wit {
+    wit_bindgen::generate!({
+        path: "../../wit/v0.1",
+        world: "scryer-host",
+        pub_export_macro: true,
+        export_macro_name: "export_plugin",
+        default_bindings_module: "scryer_plugin_sdk::wit",
+    });
+}
+
+#[cfg(target_arch = "wasm32")]
+pub mod component;
+
+/// Makes a [`Router`] the component's `plugin` export. Put it at the crate root of the
+/// router: `scryer_plugin_sdk::export_router!(Navigation);`. Natively it expands to
+/// nothing, so the same crate builds and tests on the host.
+#[macro_export]
+macro_rules! export_router {
+    ($router:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        mod __scryer_component {
+            use super::*;
+            pub struct Component;
+            impl $crate::wit::exports::scryer::router::plugin::Guest for Component {
+                fn describe() -> $crate::wit::scryer::router::types::PluginDescription {
+                    $crate::component::describe::<$router>()
+                }
+                fn call(
+                    tool: String,
+                    arguments: String,
+                    context: $crate::wit::scryer::router::types::CallContext,
+                ) -> Result<
+                    $crate::wit::scryer::router::types::CallResult,
+                    $crate::wit::scryer::router::types::CallError,
+                > {
+                    $crate::component::call::<$router>(tool, arguments, context)
+                }
+            }
+            $crate::wit::export_plugin!(Component with_types_in $crate::wit);
+        }
+    };
+}
 
 /// The kinds of error a tool reports; they map one-to-one onto the WIT `call-error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

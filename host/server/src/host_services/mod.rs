@@ -15,7 +15,17 @@ use scryer_runtime::{CallScope, HostServices};
 
 use crate::Core;
 use crate::paths::project_relative;
+
+mod admin;
+mod deps;
+mod docs;
+mod graph;
+mod search;
+
 use crate::projects::IndexState;
+use scryer_runtime::wit::{
+    DecisionRow, DependencySymbol, Document, Edge, LockedCrate, SearchPage, SearchScope, ToolUsage,
+};
 
 /// Longest line text returned with a reference, in characters.
 const MAX_LINE_TEXT: usize = 200;
@@ -26,11 +36,11 @@ pub struct HostImpl {
     pub core: Arc<Core>,
 }
 
-fn internal(e: anyhow::Error) -> CallError {
+pub(crate) fn internal(e: anyhow::Error) -> CallError {
     CallError::Internal(format!("{e:#}"))
 }
 
-fn symbol(s: SymbolRow) -> Symbol {
+pub(crate) fn symbol(s: SymbolRow) -> Symbol {
     Symbol {
         name: s.name,
         kind: s.kind,
@@ -54,11 +64,11 @@ fn clip(line: &str) -> String {
 }
 
 impl HostImpl {
-    fn block<F: std::future::Future>(&self, f: F) -> F::Output {
+    pub(crate) fn block<F: std::future::Future>(&self, f: F) -> F::Output {
         self.core.handle.block_on(f)
     }
 
-    fn project<'a>(
+    pub(crate) fn project<'a>(
         &self,
         scope: &'a CallScope,
     ) -> Result<&'a scryer_runtime::wit::Project, CallError> {
@@ -100,7 +110,11 @@ impl HostImpl {
         Ok((project.id, rel))
     }
 
-    fn status(&self, scope: &CallScope, p: &ProjectRow) -> Result<ProjectStatus, CallError> {
+    pub(crate) fn status(
+        &self,
+        scope: &CallScope,
+        p: &ProjectRow,
+    ) -> Result<ProjectStatus, CallError> {
         let state = self.block(self.core.projects.state(p));
         let facts = self
             .block(self.core.projects.db().facts(p.id))
@@ -347,5 +361,97 @@ impl HostServices for HostImpl {
             .map_err(internal)?
             .ok_or_else(|| CallError::NotFound(self.core.unknown_project_message(selector)))?;
         self.status(scope, &p)
+    }
+
+    fn edges_from(&self, scope: &CallScope, qualified_name: &str) -> Result<Vec<Edge>, CallError> {
+        self.graph_edges_from(scope, qualified_name)
+    }
+
+    fn edges_to(&self, scope: &CallScope, name: &str) -> Result<Vec<Edge>, CallError> {
+        self.graph_edges_to(scope, name)
+    }
+
+    fn locked_crates(&self, scope: &CallScope) -> Result<Vec<LockedCrate>, CallError> {
+        self.deps_locked_crates(scope)
+    }
+
+    fn crate_symbols(
+        &self,
+        scope: &CallScope,
+        crate_name: &str,
+        version: Option<&str>,
+    ) -> Result<Vec<DependencySymbol>, CallError> {
+        self.deps_crate_symbols(scope, crate_name, version)
+    }
+
+    fn dependency_symbols_by_name(
+        &self,
+        scope: &CallScope,
+        name: &str,
+        crate_name: Option<&str>,
+    ) -> Result<Vec<DependencySymbol>, CallError> {
+        self.deps_symbols_by_name(scope, name, crate_name)
+    }
+
+    fn search(
+        &self,
+        scope: &CallScope,
+        query: &str,
+        level: SearchScope,
+        crate_name: Option<&str>,
+        offset: u32,
+        limit: u32,
+    ) -> Result<SearchPage, CallError> {
+        self.search_symbols(scope, query, level, crate_name, offset, limit)
+    }
+
+    fn list_documents(&self, scope: &CallScope, dir: &str) -> Result<Vec<Document>, CallError> {
+        self.docs_list(scope, dir)
+    }
+
+    fn decision_rows(&self, scope: &CallScope) -> Result<Vec<DecisionRow>, CallError> {
+        self.docs_decision_rows(scope)
+    }
+
+    fn insert_decision_row(&self, scope: &CallScope, row: DecisionRow) -> Result<(), CallError> {
+        self.docs_insert_decision_row(scope, row)
+    }
+
+    fn delete_decision_rows(&self, scope: &CallScope, number: u32) -> Result<u32, CallError> {
+        self.docs_delete_decision_rows(scope, number)
+    }
+
+    fn create_decision_file(
+        &self,
+        scope: &CallScope,
+        file_name: &str,
+        text: &str,
+    ) -> Result<(), CallError> {
+        self.docs_create_decision_file(scope, file_name, text)
+    }
+
+    fn delete_decision_file(&self, scope: &CallScope, file_name: &str) -> Result<(), CallError> {
+        self.docs_delete_decision_file(scope, file_name)
+    }
+
+    fn switch_active_project(
+        &self,
+        scope: &CallScope,
+        project: &str,
+    ) -> Result<ProjectStatus, CallError> {
+        self.admin_switch_active(scope, project)
+    }
+
+    fn delete_project(&self, scope: &CallScope, project: &str) -> Result<ProjectStatus, CallError> {
+        self.admin_delete_project(scope, project)
+    }
+
+    fn usage(
+        &self,
+        scope: &CallScope,
+        project: Option<&str>,
+        since_hours: Option<u32>,
+    ) -> Result<Vec<ToolUsage>, CallError> {
+        self.admin_usage(scope, project, since_hours)
     }
 }

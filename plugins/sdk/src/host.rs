@@ -1,0 +1,347 @@
+//! What a router may ask the host, as plain Rust types and one trait, so router logic
+//! runs the same inside a component (over the WIT imports, see `component`) and natively
+//! (unit tests and benchmarks over an in-memory host).
+//!
+//! Every method has a default that reports the interface as unavailable: a native test
+//! host implements only what its router uses, and a router that reaches for an interface
+//! it was not built to use gets a clear error instead of a silent empty answer.
+
+use crate::{ErrorKind, ToolError, ToolResult};
+
+/// A definition in the index. Paths are relative to the project root (absolute for
+/// dependency crates); lines 1-based.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sym {
+    pub name: String,
+    pub kind: String,
+    pub qualified_name: String,
+    pub owner: Option<String>,
+    pub file_path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: String,
+    pub docstring: Option<String>,
+}
+
+/// One usage site of a name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Site {
+    pub file_path: String,
+    pub line: u32,
+    pub column: u32,
+    pub kind: String,
+    pub qualifier: Option<String>,
+    pub enclosing_symbol: String,
+    pub line_text: Option<String>,
+}
+
+/// A `calls` / `implements` / `instantiates` / `reexports` edge as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Edge {
+    pub kind: String,
+    pub from_symbol: String,
+    pub to_name: String,
+    pub to_qualifier: Option<String>,
+    pub file_path: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    pub files: u32,
+    pub parse_failures: u32,
+    pub symbols: u32,
+    pub references: u32,
+    pub indexed_at: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LockedCrate {
+    pub name: String,
+    pub version: String,
+    pub indexed: bool,
+    pub note: Option<String>,
+    pub symbols: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DepSym {
+    pub crate_name: String,
+    pub crate_version: String,
+    pub symbol: Sym,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchScope {
+    Workspace,
+    Dependencies,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchHit {
+    pub symbol: Sym,
+    pub score: f32,
+    pub matched_terms: Vec<String>,
+    pub crate_name: Option<String>,
+    pub crate_version: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchPage {
+    pub hits: Vec<SearchHit>,
+    pub total: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Document {
+    pub path: String,
+    pub text: String,
+    pub modified_ms: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DecisionRow {
+    pub number: u32,
+    pub title: String,
+    pub status: String,
+    pub file_path: String,
+    pub text: String,
+    pub recorded_at: String,
+}
+
+/// A project's state as the host reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProjectStatus {
+    pub id: i64,
+    pub slug: String,
+    pub root: String,
+    pub state: String,
+    pub files_done: u32,
+    pub files_total: u32,
+    pub files: u32,
+    pub parse_failures: u32,
+    pub symbols: u32,
+    pub references: u32,
+    pub indexed_at: Option<String>,
+    pub last_index_ms: Option<u64>,
+    pub last_error: Option<String>,
+    pub active: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolUsage {
+    pub tool: String,
+    pub calls: u32,
+    pub tokens_mean: u32,
+    pub tokens_p95: u32,
+    pub truncated: u32,
+    pub latency_p50_ms: u32,
+    pub latency_p95_ms: u32,
+    pub followed_up: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    #[default]
+    Json,
+    Text,
+}
+
+/// The call's context, as router logic needs it.
+#[derive(Clone, Debug, Default)]
+pub struct Ctx {
+    /// `None`: the caller asked for no truncation.
+    pub budget: Option<u32>,
+    /// Whether the caller set the budget (`max_tokens`) rather than a default.
+    pub budget_explicit: bool,
+    pub format: Format,
+    /// The project's slug, for messages.
+    pub project: Option<String>,
+    /// The project's root, for turning absolute paths into relative ones.
+    pub project_root: Option<String>,
+}
+
+fn unavailable<T>(interface: &str) -> ToolResult<T> {
+    Err(ToolError {
+        kind: ErrorKind::Internal,
+        message: format!("the host interface `{interface}` is not available to this router"),
+    })
+}
+
+/// Everything a router may ask the host. Which of these a component may actually call
+/// is decided by its grants (see the host's capabilities); the defaults only serve
+/// native hosts that implement part of it.
+#[allow(unused_variables)]
+pub trait Host {
+    // ---- index ----
+    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
+        unavailable("index")
+    }
+    fn symbols_by_qualified_name(&self, qualified_name: &str) -> ToolResult<Vec<Sym>> {
+        unavailable("index")
+    }
+    fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
+        unavailable("index")
+    }
+    fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
+        unavailable("index")
+    }
+    fn file_has_parse_errors(&self, file_path: &str) -> ToolResult<bool> {
+        unavailable("index")
+    }
+    fn index_facts(&self) -> ToolResult<Facts> {
+        unavailable("index")
+    }
+    fn edges_from(&self, qualified_name: &str) -> ToolResult<Vec<Edge>> {
+        unavailable("index")
+    }
+    fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
+        unavailable("index")
+    }
+
+    // ---- files, tokens, log ----
+    fn read_lines(
+        &self,
+        file_path: &str,
+        start_line: u32,
+        end_line: u32,
+    ) -> ToolResult<Vec<String>> {
+        unavailable("files")
+    }
+    /// Tokens in `text` as the host counts them. The default approximates (4 bytes a
+    /// token) for native hosts without a tokenizer.
+    fn count_tokens(&self, text: &str) -> u32 {
+        (text.len() as u32).div_ceil(4)
+    }
+    fn log(&self, message: &str) {}
+
+    // ---- dependencies ----
+    fn locked_crates(&self) -> ToolResult<Vec<LockedCrate>> {
+        unavailable("dependencies")
+    }
+    fn crate_symbols(&self, crate_name: &str, version: Option<&str>) -> ToolResult<Vec<DepSym>> {
+        unavailable("dependencies")
+    }
+    fn dependency_symbols_by_name(
+        &self,
+        name: &str,
+        crate_name: Option<&str>,
+    ) -> ToolResult<Vec<DepSym>> {
+        unavailable("dependencies")
+    }
+
+    // ---- search ----
+    fn search(
+        &self,
+        query: &str,
+        scope: SearchScope,
+        crate_name: Option<&str>,
+        offset: u32,
+        limit: u32,
+    ) -> ToolResult<SearchPage> {
+        unavailable("search")
+    }
+
+    // ---- docs ----
+    fn list_documents(&self, dir: &str) -> ToolResult<Vec<Document>> {
+        unavailable("docs")
+    }
+    fn decision_rows(&self) -> ToolResult<Vec<DecisionRow>> {
+        unavailable("docs")
+    }
+    fn insert_decision_row(&self, row: &DecisionRow) -> ToolResult<()> {
+        unavailable("docs-write")
+    }
+    fn delete_decision_rows(&self, number: u32) -> ToolResult<u32> {
+        unavailable("docs-write")
+    }
+    fn create_decision_file(&self, file_name: &str, text: &str) -> ToolResult<()> {
+        unavailable("docs-write")
+    }
+    fn delete_decision_file(&self, file_name: &str) -> ToolResult<()> {
+        unavailable("docs-write")
+    }
+
+    // ---- projects (administration) ----
+    fn list_projects(&self) -> ToolResult<Vec<ProjectStatus>> {
+        unavailable("projects")
+    }
+    fn index_workspace(&self, path: &str, wait_ms: u32) -> ToolResult<ProjectStatus> {
+        unavailable("projects")
+    }
+    fn project_status(&self, project: &str) -> ToolResult<ProjectStatus> {
+        unavailable("projects")
+    }
+    fn switch_active_project(&self, project: &str) -> ToolResult<ProjectStatus> {
+        unavailable("projects")
+    }
+    fn delete_project(&self, project: &str) -> ToolResult<ProjectStatus> {
+        unavailable("projects")
+    }
+    fn usage(&self, project: Option<&str>, since_hours: Option<u32>) -> ToolResult<Vec<ToolUsage>> {
+        unavailable("projects")
+    }
+}
+
+/// A tool a router offers: what `describe` publishes.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    /// At most 600 characters.
+    pub description: &'static str,
+    /// JSON Schema of the arguments (portable subset: plain `type`, inline `enum`).
+    pub schema: serde_json::Value,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    /// Answer budget in tokens when neither the call nor the session sets one.
+    pub default_budget: u32,
+}
+
+impl ToolSpec {
+    /// A read-only, idempotent query tool.
+    pub fn query(
+        name: &'static str,
+        description: &'static str,
+        schema: serde_json::Value,
+        default_budget: u32,
+    ) -> ToolSpec {
+        ToolSpec {
+            name,
+            description,
+            schema,
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            default_budget,
+        }
+    }
+}
+
+/// A router's logic: what it offers and how it answers, independent of the WIT glue.
+/// `export_router!` turns a type implementing this into a component.
+pub trait Router {
+    /// The plugin's name, e.g. `navigation`.
+    const NAME: &'static str;
+    /// The plugin's version (usually `env!("CARGO_PKG_VERSION")`).
+    const VERSION: &'static str;
+    fn tools() -> Vec<ToolSpec>;
+    /// Answers one call. `args` is the JSON object the agent sent.
+    fn call<H: Host + ?Sized>(
+        host: &H,
+        tool: &str,
+        args: &crate::args::Args,
+        ctx: &Ctx,
+    ) -> ToolResult<String>;
+}
+
+/// The error for a tool name this router does not have, listing the ones it does.
+pub fn unknown_tool<R: Router>(tool: &str) -> ToolError {
+    let names: Vec<&str> = R::tools().iter().map(|t| t.name).collect();
+    ToolError::not_found(format!(
+        "the {} router has no tool `{tool}`; it offers {}",
+        R::NAME,
+        names.join(", ")
+    ))
+}
