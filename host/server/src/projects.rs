@@ -46,6 +46,9 @@ pub struct ProjectManager {
     runs: Mutex<HashMap<i64, Run>>,
     /// One writer per project: index runs and file refreshes take this lock.
     writers: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
+    /// Bumped whenever a project's stored index changes (a run ends, a refresh wrote), so
+    /// in-memory structures built from it (the search index) know when to rebuild.
+    generations: std::sync::Mutex<HashMap<i64, u64>>,
 }
 
 impl ProjectManager {
@@ -54,7 +57,27 @@ impl ProjectManager {
             db,
             runs: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
+            generations: std::sync::Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The index generation of a project: changes whenever its stored index changed.
+    pub fn generation(&self, project_id: i64) -> u64 {
+        *self
+            .generations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&project_id)
+            .unwrap_or(&0)
+    }
+
+    fn bump_generation(&self, project_id: i64) {
+        *self
+            .generations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(project_id)
+            .or_default() += 1;
     }
 
     pub fn db(&self) -> &Db {
@@ -110,6 +133,7 @@ impl ProjectManager {
                     tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "index run failed")
                 }
             }
+            this.bump_generation(project.id);
             let _ = tx.send(true);
         });
         rx
@@ -138,7 +162,11 @@ impl ProjectManager {
         }
         let writer = self.writer(project.id).await;
         let _write = writer.lock().await;
-        indexer::refresh_files(&self.db, project, paths).await
+        let report = indexer::refresh_files(&self.db, project, paths).await?;
+        if !report.is_empty() {
+            self.bump_generation(project.id);
+        }
+        Ok(report)
     }
 
     /// Waits until the project's running index run (if any) ends, at most `limit`.
