@@ -2,10 +2,11 @@
 
 use std::path::PathBuf;
 
-/// (package, plugin name) of each first-party router.
-const ROUTERS: &[(&str, &str)] = &[
-    ("scryer-navigation", "navigation"),
-    ("scryer-admin", "admin"),
+/// (package, plugin name, grant set) of each first-party router. The grant set names
+/// `scryer_runtime::Grants::for_set`: `router`, `admin` or `memory`.
+const ROUTERS: &[(&str, &str, &str)] = &[
+    ("scryer-navigation", "navigation", "router"),
+    ("scryer-admin", "admin", "admin"),
 ];
 
 fn main() {
@@ -21,7 +22,7 @@ fn main() {
     let target_root =
         scryer_wasm_build::target_dir_from_out_dir(&out_dir).unwrap_or_else(|| out_dir.clone());
     let cargo = PathBuf::from(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    let packages: Vec<&str> = ROUTERS.iter().map(|(p, _)| *p).collect();
+    let packages: Vec<&str> = ROUTERS.iter().map(|(p, _, _)| *p).collect();
     let built = scryer_wasm_build::build_components(
         &cargo,
         &workspace,
@@ -30,9 +31,9 @@ fn main() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let mut table = String::from(
-        "/// (plugin name, component bytes) of every first-party router.\npub static ROUTERS: &[(&str, &[u8])] = &[\n",
+        "/// (plugin name, grant set, component bytes) of every first-party router.\npub static ROUTERS: &[(&str, &str, &[u8])] = &[\n",
     );
-    for ((_, name), path) in ROUTERS.iter().zip(built) {
+    for ((_, name, grants), path) in ROUTERS.iter().zip(built) {
         // The file name carries a hash of the content, so `routers.rs` changes whenever a
         // component does and no compiler cache can keep embedding an older one.
         let bytes = std::fs::read(&path).unwrap();
@@ -44,7 +45,7 @@ fn main() {
         ));
         std::fs::write(&dest, &bytes).unwrap();
         table.push_str(&format!(
-            "    ({name:?}, include_bytes!({:?})),\n",
+            "    ({name:?}, {grants:?}, include_bytes!({:?})),\n",
             dest.display().to_string()
         ));
     }

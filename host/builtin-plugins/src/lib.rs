@@ -5,5 +5,8 @@ include!(concat!(env!("OUT_DIR"), "/routers.rs"));
 
 /// The component bytes of a first-party router by name.
 pub fn router(name: &str) -> Option<&'static [u8]> {
-    ROUTERS.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    ROUTERS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, b)| *b)
 }

@@ -14,7 +14,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scryer_navigation::host::{Ctx, Facts, Format, IndexHost, Site, Sym};
+use scryer_plugin_sdk::Router;
+use scryer_plugin_sdk::args::Args;
+use scryer_plugin_sdk::host::{Ctx, Facts, Format, Host, Site, Sym};
 use scryer_plugin_sdk::{ToolError, ToolResult};
 use scryer_runtime::wit::CallError;
 use scryer_runtime::{CallScope, HostServices};
@@ -44,7 +46,7 @@ fn sym(s: scryer_runtime::wit::Symbol) -> Sym {
     }
 }
 
-impl IndexHost for NativeHost {
+impl Host for NativeHost {
     fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
         Ok(self
             .host
@@ -143,13 +145,14 @@ fn main() -> anyhow::Result<()> {
             budget: Some(1500),
             format: Format::Json,
             project: Some(indexed.slug.clone()),
+            ..Ctx::default()
         };
 
         // Same answer both ways, or the comparison means nothing.
         let wasm_answer = server.call_tool(session, "find_references", arguments.as_object().cloned()).await;
         let native = Arc::new(native);
         let (n2, a2, c2) = (native.clone(), args_text.clone(), ctx.clone());
-        let native_answer = tokio::task::spawn_blocking(move || scryer_navigation::call(n2.as_ref(), "find_references", &a2, &c2)).await??;
+        let native_answer = tokio::task::spawn_blocking(move || scryer_navigation::Navigation::call(n2.as_ref(), "find_references", &Args::parse(&a2)?, &c2)).await??;
         assert!(!wasm_answer.is_error, "{}", wasm_answer.text);
         assert_eq!(wasm_answer.text, native_answer, "component and native answers differ");
 
@@ -183,7 +186,7 @@ fn main() -> anyhow::Result<()> {
                 (0..iterations / rounds)
                     .map(|_| {
                         let t = Instant::now();
-                        scryer_navigation::call(n2.as_ref(), "find_references", &a2, &c2).unwrap();
+                        scryer_navigation::Navigation::call(n2.as_ref(), "find_references", &Args::parse(&a2).unwrap(), &c2).unwrap();
                         t.elapsed()
                     })
                     .collect::<Vec<_>>()

@@ -108,14 +108,10 @@ async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -
     let limits = Limits::from_env().map_err(anyhow::Error::msg)?;
     let mut plugins: Vec<PluginSource> = scryer_builtin_plugins::ROUTERS
         .iter()
-        .map(|(name, wasm)| PluginSource {
+        .map(|(name, grant_set, wasm)| PluginSource {
             label: (*name).to_string(),
             wasm: wasm.to_vec(),
-            grants: if *name == "admin" {
-                Grants::admin()
-            } else {
-                Grants::router()
-            },
+            grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
         })
         .collect();
     for path in extra_plugins {

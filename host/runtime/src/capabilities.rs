@@ -121,6 +121,16 @@ impl Grants {
         g
     }
 
+    /// A named grant set: `router`, `admin` or `memory`.
+    pub fn for_set(name: &str) -> Option<Grants> {
+        match name {
+            "router" => Some(Grants::router()),
+            "admin" => Some(Grants::admin()),
+            "memory" => Some(Grants::memory()),
+            _ => None,
+        }
+    }
+
     pub fn contains(&self, cap: Capability) -> bool {
         self.0.contains(&cap)
     }

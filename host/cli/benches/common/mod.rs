@@ -10,14 +10,10 @@ use scryer_server::{PluginSource, Server, ServerConfig};
 pub async fn start_server(dir: &Path) -> anyhow::Result<Server> {
     let plugins = scryer_builtin_plugins::ROUTERS
         .iter()
-        .map(|(name, wasm)| PluginSource {
+        .map(|(name, grant_set, wasm)| PluginSource {
             label: name.to_string(),
             wasm: wasm.to_vec(),
-            grants: if *name == "admin" {
-                Grants::admin()
-            } else {
-                Grants::router()
-            },
+            grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
         })
         .collect();
     Server::start(ServerConfig {
