@@ -52,6 +52,7 @@ fn edge(e: index::Edge) -> Edge {
         from_symbol: e.from_symbol,
         to_name: e.to_name,
         to_qualifier: e.to_qualifier,
+        site_kind: e.site_kind,
         file_path: e.file_path,
         line: e.line,
         column: e.column,

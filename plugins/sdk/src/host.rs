@@ -42,6 +42,8 @@ pub struct Edge {
     pub from_symbol: String,
     pub to_name: String,
     pub to_qualifier: Option<String>,
+    /// The usage kind at the site (`call`, `method_call`, `type`...).
+    pub site_kind: String,
     pub file_path: String,
     pub line: u32,
     pub column: u32,
