@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use rmcp::ServiceExt;
 use scryer_runtime::{CacheOutcome, Grants, Limits};
+use scryer_server::contract::{AlwaysLoad, Profile};
 use scryer_server::{Format, PluginSource, Server, ServerConfig, SessionOptions};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -40,6 +41,12 @@ enum FormatArg {
 enum Command {
     /// Serve MCP over stdio (what an agent runs).
     Serve {
+        /// Which tools to list: `core`, `full`, or plugin / tool names separated by commas.
+        #[arg(long, default_value = "full")]
+        tools: String,
+        /// Which tools carry the always-load mark for clients that defer tool loading.
+        #[arg(long, default_value = "core", value_parser = ["core", "none"])]
+        always_load: String,
         /// Default answer budget in tokens (a call's max_tokens still wins).
         #[arg(long)]
         max_tokens: Option<u32>,
@@ -49,7 +56,7 @@ enum Command {
         /// Answer format unless a call asks otherwise.
         #[arg(long, value_enum, default_value = "json")]
         format: FormatArg,
-        /// An extra router component to load (granted index-read, file-read, tokens, log).
+        /// An extra router component to load (granted the read-only router interfaces).
         #[arg(long = "plugin", value_name = "FILE.wasm")]
         plugins: Vec<PathBuf>,
     },
@@ -165,22 +172,8 @@ fn sanitized_stdin() -> tokio::io::DuplexStream {
     reader
 }
 
-async fn serve(
-    cli: &Cli,
-    max_tokens: Option<u32>,
-    project: Option<String>,
-    format: FormatArg,
-    plugins: &[PathBuf],
-) -> Result<()> {
+async fn serve(cli: &Cli, options: SessionOptions, plugins: &[PathBuf]) -> Result<()> {
     let server = build_server(cli, plugins, true).await?;
-    let options = SessionOptions {
-        max_tokens,
-        format: match format {
-            FormatArg::Json => Format::Json,
-            FormatArg::Text => Format::Text,
-        },
-        project,
-    };
     let cwd = std::env::current_dir().unwrap_or_default();
     let session = server.open_session(cwd, options).await?;
     let handler = server.mcp_session(session);
@@ -265,11 +258,25 @@ fn run() -> Result<()> {
     runtime.block_on(async {
         match &cli.command {
             Command::Serve {
+                tools,
+                always_load,
                 max_tokens,
                 project,
                 format,
                 plugins,
-            } => serve(&cli, *max_tokens, project.clone(), *format, plugins).await,
+            } => {
+                let options = SessionOptions {
+                    tools: Profile::parse(tools).map_err(anyhow::Error::msg)?,
+                    always_load: AlwaysLoad::parse(always_load).map_err(anyhow::Error::msg)?,
+                    max_tokens: *max_tokens,
+                    format: match format {
+                        FormatArg::Json => Format::Json,
+                        FormatArg::Text => Format::Text,
+                    },
+                    project: project.clone(),
+                };
+                serve(&cli, options, plugins).await
+            }
             Command::Index { path } => index(&cli, path).await,
             Command::Plugin {
                 command: PluginCommand::List { plugins },

@@ -9,6 +9,7 @@ mod decisions;
 mod deps;
 mod edges;
 mod schema;
+mod search_rows;
 mod telemetry;
 
 pub use decisions::*;
@@ -23,6 +24,15 @@ use anyhow::{Context, Result};
 use turso::{Connection, Value};
 
 pub use schema::SCHEMA_VERSION;
+
+/// Statements (each taking the project id as `?1`) that remove a project's rows from
+/// the tables areas keep beside the core ones.
+fn deletions_for_project() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    out.extend(decisions::PROJECT_DELETIONS);
+    out.extend(deps::PROJECT_DELETIONS);
+    out
+}
 
 /// A registered project.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,6 +102,7 @@ pub struct FileWrite {
     pub line_count: i64,
     pub symbols: Vec<SymbolRow>,
     pub references: Vec<RefRow>,
+    pub edges: Vec<EdgeRow>,
 }
 
 /// Counts for one project.
@@ -127,25 +138,25 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
-fn text(v: Value) -> Option<String> {
+pub(crate) fn text(v: Value) -> Option<String> {
     match v {
         Value::Text(s) => Some(s),
         _ => None,
     }
 }
 
-fn int(v: Value) -> Option<i64> {
+pub(crate) fn int(v: Value) -> Option<i64> {
     match v {
         Value::Integer(i) => Some(i),
         _ => None,
     }
 }
 
-fn col(row: &turso::Row, i: usize) -> Result<Value> {
+pub(crate) fn col(row: &turso::Row, i: usize) -> Result<Value> {
     row.get_value(i).map_err(anyhow::Error::from)
 }
 
-fn opt_text<T: Into<String>>(v: Option<T>) -> Value {
+pub(crate) fn opt_text<T: Into<String>>(v: Option<T>) -> Value {
     match v {
         Some(s) => Value::Text(s.into()),
         None => Value::Null,
@@ -250,6 +261,20 @@ impl Db {
                 format!("applying schema: {}", stmt.lines().next().unwrap_or(stmt))
             })?;
         }
+        let mut rows = conn
+            .query("SELECT value FROM meta WHERE key = 'schema_version'", ())
+            .await?;
+        let stored = match rows.next().await? {
+            Some(row) => text(col(&row, 0)?).and_then(|v| v.parse::<i64>().ok()),
+            None => None,
+        };
+        drop(rows);
+        if stored.is_some_and(|v| v < SCHEMA_VERSION) {
+            // Older rows lack what this version extracts (graph edges since 2): an empty
+            // hash never matches, so every file is re-extracted by the next run.
+            conn.execute("UPDATE source_file SET content_hash = ''", ())
+                .await?;
+        }
         conn.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) \
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -261,11 +286,16 @@ impl Db {
 
     // ---- projects ------------------------------------------------------------------
 
+    /// The user's projects, by slug. The rows that hold a dependency crate's index are
+    /// not projects anyone registered, and are left out.
     pub async fn projects(&self) -> Result<Vec<ProjectRow>> {
         let conn = self.connect()?;
         let mut rows = conn
             .query(
-                format!("SELECT {PROJECT_COLUMNS} FROM project ORDER BY slug"),
+                format!(
+                    "SELECT {PROJECT_COLUMNS} FROM project WHERE {} ORDER BY slug",
+                    deps::NOT_A_DEPENDENCY
+                ),
                 (),
             )
             .await?;
@@ -290,7 +320,8 @@ impl Db {
         }
     }
 
-    /// A project by slug, numeric id or root path (exact, after trimming a trailing `/`).
+    /// A user project by slug, numeric id or root path (exact, after trimming a trailing
+    /// `/`). Dependency index rows never match: they are not in [`Db::projects`].
     pub async fn project_by_selector(&self, selector: &str) -> Result<Option<ProjectRow>> {
         let sel = selector.trim();
         let sel = if sel.len() > 1 {
@@ -445,6 +476,8 @@ impl Db {
         let mut del_ref = conn
             .prepare("DELETE FROM ref_site WHERE file_id = ?1")
             .await?;
+        let mut del_edge = conn.prepare(edges::DELETE_FILE_EDGES).await?;
+        let mut ins_edge = conn.prepare(edges::INSERT_EDGE).await?;
         let mut del_file = conn
             .prepare("DELETE FROM source_file WHERE id = ?1")
             .await?;
@@ -481,6 +514,7 @@ impl Db {
             if let Some(id) = existing {
                 del_sym.execute((id,)).await?;
                 del_ref.execute((id,)).await?;
+                del_edge.execute((id,)).await?;
                 del_file.execute((id,)).await?;
             }
         }
@@ -529,8 +563,61 @@ impl Db {
                     ])
                     .await?;
             }
+            for e in &w.edges {
+                ins_edge
+                    .execute(vec![
+                        Value::Integer(project_id),
+                        Value::Integer(file_id),
+                        Value::Text(e.kind.clone()),
+                        Value::Text(e.from_symbol.clone()),
+                        Value::Text(e.to_name.clone()),
+                        opt_text(e.to_qualifier.clone()),
+                        Value::Text(e.site_kind.clone()),
+                        Value::Integer(i64::from(e.line)),
+                        Value::Integer(i64::from(e.column)),
+                    ])
+                    .await?;
+            }
         }
         Ok(())
+    }
+
+    /// Forgets a project: its row and everything indexed for it, in one transaction.
+    /// Telemetry rows stay (they hold no content) but lose their project.
+    pub async fn delete_project(&self, project_id: i64) -> Result<()> {
+        let conn = self.connect()?;
+        conn.execute("BEGIN IMMEDIATE", ()).await?;
+        let result = async {
+            for table in ["edge", "ref_site", "symbol", "source_file"] {
+                conn.execute(
+                    &format!("DELETE FROM {table} WHERE project_id = ?1"),
+                    (project_id,),
+                )
+                .await?;
+            }
+            for stmt in deletions_for_project() {
+                conn.execute(stmt, (project_id,)).await?;
+            }
+            conn.execute(
+                "UPDATE tool_call SET project_id = NULL WHERE project_id = ?1",
+                (project_id,),
+            )
+            .await?;
+            conn.execute("DELETE FROM project WHERE id = ?1", (project_id,))
+                .await?;
+            anyhow::Ok(())
+        }
+        .await;
+        match result {
+            Ok(()) => {
+                conn.execute("COMMIT", ()).await?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = conn.execute("ROLLBACK", ()).await;
+                Err(e)
+            }
+        }
     }
 
     // ---- reads ---------------------------------------------------------------------
@@ -658,6 +745,7 @@ mod tests {
             parse_errors: false,
             line_count: 20,
             symbols,
+            edges: Vec::new(),
             references: refs,
         }
     }

@@ -2,7 +2,9 @@
 //!
 //! Paths are stored relative to the project root with `/` separators; lines 1-based.
 
-pub const SCHEMA_VERSION: i64 = 1;
+/// Bumped when what the indexer stores per file changes; a database written by an older
+/// version forgets its file hashes at open, so the next run re-extracts every file.
+pub const SCHEMA_VERSION: i64 = 2;
 
 pub const STATEMENTS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",

@@ -1,7 +1,210 @@
-//! Measured usage: one row per tool call (never arguments or answers).
+//! Measured usage: one row per tool call (never arguments or answers), and the per-tool
+//! aggregates `get_token_savings_metrics` and `scryer report` show.
 
-#[allow(unused_imports)]
-use crate::Db;
+use anyhow::Result;
+
+use crate::{Db, col, int, text};
 
 /// This area's tables, applied at open after the core schema.
-pub(crate) const SCHEMA: &[&str] = &[];
+pub(crate) const SCHEMA: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS tool_call (
+        id INTEGER PRIMARY KEY,
+        at_ms INTEGER NOT NULL,
+        session TEXT NOT NULL,
+        project_id INTEGER,
+        tool TEXT NOT NULL,
+        response_tokens INTEGER NOT NULL,
+        truncated INTEGER NOT NULL,
+        latency_ms INTEGER NOT NULL,
+        is_error INTEGER NOT NULL
+    )",
+    "CREATE INDEX IF NOT EXISTS tool_call_by_time ON tool_call (at_ms)",
+];
+
+/// One tool call as measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCallRow {
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// An opaque session id (process + session number), for follow-up rates.
+    pub session: String,
+    pub project_id: Option<i64>,
+    pub tool: String,
+    pub response_tokens: u32,
+    /// Cut at the budget, or a page of something larger.
+    pub truncated: bool,
+    pub latency_ms: u32,
+    pub is_error: bool,
+}
+
+/// Usage of one tool over a window.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolUsageRow {
+    pub tool: String,
+    pub calls: u32,
+    pub errors: u32,
+    pub tokens_mean: u32,
+    pub tokens_p95: u32,
+    pub truncated: u32,
+    pub latency_p50_ms: u32,
+    pub latency_p95_ms: u32,
+    /// Calls followed by another call in the same session.
+    pub followed_up: u32,
+}
+
+/// The `q`-quantile (0..=1) of sorted values, nearest rank.
+fn quantile(sorted: &[u32], q: f64) -> u32 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Aggregates calls (in time order) per tool, sorted by call count.
+pub fn aggregate(calls: &[ToolCallRow]) -> Vec<ToolUsageRow> {
+    use std::collections::HashMap;
+    // A call is followed up when the same session made another call after it.
+    let mut last_in_session: HashMap<&str, usize> = HashMap::new();
+    for (i, c) in calls.iter().enumerate() {
+        last_in_session.insert(c.session.as_str(), i);
+    }
+    let mut per_tool: HashMap<&str, Vec<(usize, &ToolCallRow)>> = HashMap::new();
+    for (i, c) in calls.iter().enumerate() {
+        per_tool.entry(c.tool.as_str()).or_default().push((i, c));
+    }
+    let mut out: Vec<ToolUsageRow> = per_tool
+        .into_iter()
+        .map(|(tool, rows)| {
+            let mut tokens: Vec<u32> = rows.iter().map(|(_, c)| c.response_tokens).collect();
+            let mut latency: Vec<u32> = rows.iter().map(|(_, c)| c.latency_ms).collect();
+            tokens.sort_unstable();
+            latency.sort_unstable();
+            let n = rows.len() as u64;
+            ToolUsageRow {
+                tool: tool.to_string(),
+                calls: rows.len() as u32,
+                errors: rows.iter().filter(|(_, c)| c.is_error).count() as u32,
+                tokens_mean: (tokens.iter().map(|&t| u64::from(t)).sum::<u64>() / n.max(1)) as u32,
+                tokens_p95: quantile(&tokens, 0.95),
+                truncated: rows.iter().filter(|(_, c)| c.truncated).count() as u32,
+                latency_p50_ms: quantile(&latency, 0.50),
+                latency_p95_ms: quantile(&latency, 0.95),
+                followed_up: rows
+                    .iter()
+                    .filter(|(i, c)| last_in_session.get(c.session.as_str()) != Some(i))
+                    .count() as u32,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.tool.cmp(&b.tool)));
+    out
+}
+
+impl Db {
+    pub async fn record_tool_call(&self, c: &ToolCallRow) -> Result<()> {
+        let conn = self.connect()?;
+        conn.execute(
+            "INSERT INTO tool_call (at_ms, session, project_id, tool, response_tokens, truncated, latency_ms, is_error) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            vec![
+                turso::Value::Integer(c.at_ms),
+                turso::Value::Text(c.session.clone()),
+                c.project_id.map_or(turso::Value::Null, turso::Value::Integer),
+                turso::Value::Text(c.tool.clone()),
+                turso::Value::Integer(i64::from(c.response_tokens)),
+                turso::Value::Integer(i64::from(c.truncated)),
+                turso::Value::Integer(i64::from(c.latency_ms)),
+                turso::Value::Integer(i64::from(c.is_error)),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Calls since `since_ms` (all when `None`), for one project or all, in time order.
+    pub async fn tool_calls(
+        &self,
+        project_id: Option<i64>,
+        since_ms: Option<i64>,
+    ) -> Result<Vec<ToolCallRow>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                "SELECT at_ms, session, project_id, tool, response_tokens, truncated, latency_ms, is_error \
+                 FROM tool_call WHERE at_ms >= ?1 AND (?2 IS NULL OR project_id = ?2) ORDER BY at_ms, id",
+                vec![
+                    turso::Value::Integer(since_ms.unwrap_or(0)),
+                    project_id.map_or(turso::Value::Null, turso::Value::Integer),
+                ],
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(ToolCallRow {
+                at_ms: int(col(&row, 0)?).unwrap_or(0),
+                session: text(col(&row, 1)?).unwrap_or_default(),
+                project_id: int(col(&row, 2)?),
+                tool: text(col(&row, 3)?).unwrap_or_default(),
+                response_tokens: int(col(&row, 4)?).unwrap_or(0) as u32,
+                truncated: int(col(&row, 5)?).unwrap_or(0) != 0,
+                latency_ms: int(col(&row, 6)?).unwrap_or(0) as u32,
+                is_error: int(col(&row, 7)?).unwrap_or(0) != 0,
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(at: i64, session: &str, tool: &str, tokens: u32, ms: u32) -> ToolCallRow {
+        ToolCallRow {
+            at_ms: at,
+            session: session.into(),
+            project_id: Some(1),
+            tool: tool.into(),
+            response_tokens: tokens,
+            truncated: tokens > 900,
+            latency_ms: ms,
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn usage_aggregates_per_tool_with_follow_ups_per_session() {
+        let calls = vec![
+            call(1, "s1", "find_references", 100, 5),
+            call(2, "s2", "find_references", 1000, 20),
+            call(3, "s1", "get_file_outline", 300, 7),
+            call(4, "s1", "find_references", 200, 9),
+        ];
+        let usage = aggregate(&calls);
+        assert_eq!(usage[0].tool, "find_references");
+        assert_eq!(usage[0].calls, 3);
+        assert_eq!(usage[0].tokens_mean, 433);
+        assert_eq!(usage[0].tokens_p95, 1000);
+        assert_eq!(usage[0].truncated, 1);
+        assert_eq!(usage[0].latency_p50_ms, 9);
+        // s1's first call was followed; s2's only call and s1's last were not.
+        assert_eq!(usage[0].followed_up, 1);
+        assert_eq!(usage[1].followed_up, 1);
+    }
+
+    #[tokio::test]
+    async fn calls_round_trip_and_filter_by_time_and_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        db.record_tool_call(&call(10, "s", "a", 1, 1))
+            .await
+            .unwrap();
+        let mut other = call(20, "s", "b", 2, 2);
+        other.project_id = None;
+        db.record_tool_call(&other).await.unwrap();
+        assert_eq!(db.tool_calls(None, None).await.unwrap().len(), 2);
+        assert_eq!(db.tool_calls(None, Some(15)).await.unwrap()[0].tool, "b");
+        assert_eq!(db.tool_calls(Some(1), None).await.unwrap().len(), 1);
+    }
+}

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use scryer_db::{Db, FileWrite, ProjectRow, RefRow, SymbolRow};
+use scryer_db::{Db, EdgeRow, FileWrite, ProjectRow, RefRow, SymbolRow};
 
 use crate::lang::{self, Language};
 use crate::model::FileSymbols;
@@ -244,7 +244,21 @@ pub fn relative_path(root: &Path, path: &Path) -> Result<String> {
 fn parse_file(file: &SourceFile, bytes: &[u8], hash: String) -> FileWrite {
     let source = String::from_utf8_lossy(bytes);
     let extracted: FileSymbols = file.language.extract(&source, &file.module_path, &file.rel);
+    let edges = crate::edges::file_edges(file.language.name(), &extracted)
+        .into_iter()
+        .map(|e| EdgeRow {
+            kind: e.kind.as_str().to_string(),
+            from_symbol: e.from_symbol,
+            to_name: e.to_name,
+            to_qualifier: e.to_qualifier,
+            site_kind: e.site_kind.as_str().to_string(),
+            line: e.line,
+            column: e.column,
+            file_path: String::new(),
+        })
+        .collect();
     FileWrite {
+        edges,
         path: file.rel.clone(),
         content_hash: hash,
         size: bytes.len() as i64,

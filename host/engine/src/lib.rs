@@ -5,6 +5,8 @@
 //! - [`rust_lang`]: what a Rust file defines and uses (tree-sitter);
 //! - [`indexer`]: walking a project, hashing, parsing in parallel, writing in batches.
 
+pub mod deps;
+pub mod edges;
 pub mod indexer;
 pub mod lang;
 pub mod model;

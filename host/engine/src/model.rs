@@ -169,6 +169,61 @@ pub struct Reference {
     pub enclosing_symbol: String,
 }
 
+/// How one symbol relates to another, as a graph edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// A function or method calls the target.
+    Calls,
+    /// A type implements the target trait (`impl Trait for Type`).
+    Implements,
+    /// A function constructs the target type or variant (`Foo { .. }`, `Foo(..)`).
+    Instantiates,
+    /// A module re-exports the target (`pub use a::Target`).
+    Reexports,
+}
+
+impl EdgeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Calls => "calls",
+            EdgeKind::Implements => "implements",
+            EdgeKind::Instantiates => "instantiates",
+            EdgeKind::Reexports => "reexports",
+        }
+    }
+}
+
+/// A graph edge as written: the source symbol is exact (the one the site sits in); the
+/// target is a written name, tied to a definition at query time like a reference.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edge {
+    pub kind: EdgeKind,
+    /// Qualified name of the caller, the implementing type or the re-exporting module.
+    pub from_symbol: String,
+    pub to_name: String,
+    pub to_qualifier: Option<String>,
+    /// The usage kind of the site naming the target.
+    pub site_kind: ReferenceKind,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Edge {
+    /// The edge of `kind` from `from_symbol` to what `site` names.
+    pub fn at(kind: EdgeKind, from_symbol: &str, site: &Reference) -> Edge {
+        Edge {
+            kind,
+            from_symbol: from_symbol.to_string(),
+            to_name: site.name.clone(),
+            to_qualifier: site.qualifier.clone(),
+            site_kind: site.kind,
+            line: site.line,
+            column: site.column,
+        }
+    }
+}
+
 /// Everything extracted from one file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileSymbols {
@@ -176,4 +231,8 @@ pub struct FileSymbols {
     pub references: Vec<Reference>,
     /// The parser recovered from syntax errors somewhere in the file; results may be partial.
     pub has_parse_errors: bool,
+    /// Edges the extractor saw beyond calls (which are derived from `references`, see
+    /// `crate::edges`): implementations, constructions, re-exports.
+    #[serde(default)]
+    pub edges: Vec<Edge>,
 }

@@ -66,11 +66,12 @@ pub fn extract(source: &str, module_path: &[String]) -> FileSymbols {
     let module = module_path.join("::");
     let mut extractor = extract::Extractor::new(source);
     extractor.file(root, module);
-    let (definitions, references) = extractor.finish();
+    let (definitions, references, edges) = extractor.finish();
     FileSymbols {
         definitions,
         references,
         has_parse_errors: root.has_error(),
+        edges,
     }
 }
 

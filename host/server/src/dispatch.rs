@@ -14,6 +14,13 @@ use serde_json::{Map, Value};
 use crate::projects::IndexState;
 use crate::{Format, Server, budget, unknown_project};
 
+/// What telemetry learns while a call is answered.
+#[derive(Default)]
+struct Measured {
+    project_id: Option<i64>,
+    truncated: bool,
+}
+
 /// A tool's answer: the text to send and whether it is an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallOutcome {
@@ -35,7 +42,14 @@ const MAX_BUDGET: i64 = 1_000_000;
 /// Most files of one answer checked for changes after the call.
 const MAX_REFRESH_FILES: usize = 64;
 /// Tools that manage projects rather than read an index.
-const ADMIN_TOOLS: &[&str] = &["index_workspace", "get_indexing_status", "list_projects"];
+const ADMIN_TOOLS: &[&str] = &[
+    "index_workspace",
+    "get_indexing_status",
+    "list_projects",
+    "switch_active_project",
+    "delete_project",
+    "get_token_savings_metrics",
+];
 
 fn host_int(
     args: &Map<String, Value>,
@@ -90,6 +104,34 @@ impl Server {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> CallOutcome {
+        let started = std::time::Instant::now();
+        let mut measured = Measured::default();
+        let outcome = self
+            .answer_tool_call(session_id, name, arguments, &mut measured)
+            .await;
+        if crate::telemetry::enabled() && self.registry.tool(name).is_some() {
+            let row = scryer_db::ToolCallRow {
+                at_ms: crate::telemetry::now_ms(),
+                session: crate::telemetry::session_key(session_id),
+                project_id: measured.project_id,
+                tool: name.to_string(),
+                response_tokens: crate::tokens::count(&outcome.text),
+                truncated: measured.truncated,
+                latency_ms: started.elapsed().as_millis().min(u128::from(u32::MAX)) as u32,
+                is_error: outcome.is_error,
+            };
+            crate::telemetry::record(&self.core, row);
+        }
+        outcome
+    }
+
+    async fn answer_tool_call(
+        &self,
+        session_id: u64,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        measured: &mut Measured,
+    ) -> CallOutcome {
         let Some((plugin, tool)) = self.registry.tool(name) else {
             let shown: String = name.chars().take(80).collect();
             return CallOutcome::error(format!(
@@ -97,7 +139,10 @@ impl Server {
                 self.registry.tool_names().join(", ")
             ));
         };
-        let args = arguments.unwrap_or_default();
+        let mut args = arguments.unwrap_or_default();
+        if let Ok(schema) = serde_json::from_str::<Value>(&tool.input_schema) {
+            crate::contract::coerce_arguments(&schema, &mut args);
+        }
         let session = self.core.session(session_id);
 
         let parsed = (|| -> Result<_, String> {
@@ -120,6 +165,7 @@ impl Server {
             Ok(p) => p,
             Err(e) => return CallOutcome::error(e),
         };
+        measured.project_id = project.as_ref().map(|p| p.id);
 
         // A call that reads the index waits for a first index that is being built.
         let mut notes = Vec::new();
@@ -216,12 +262,14 @@ impl Server {
         }
         match outcome {
             Ok(result) => {
+                let router_truncated = result.truncated;
                 let body = if notes.is_empty() {
                     result.body
                 } else {
                     add_notes(result.body, &notes)
                 };
-                let (text, _cut) = budget::enforce(body, budget);
+                let (text, cut) = budget::enforce(body, budget);
+                measured.truncated = cut || router_truncated;
                 CallOutcome {
                     text,
                     is_error: false,

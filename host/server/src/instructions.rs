@@ -2,24 +2,94 @@
 //! the conventions every answer follows. Built from the tools actually loaded, so it
 //! never names a tool the session cannot call.
 
-/// (tool, when to use it), in the order an agent needs them.
-const GUIDE: &[(&str, &str)] = &[
+/// (question, [(tool, how it answers)]), in the order an agent needs them. Each line of
+/// the instructions is one question with the loaded tools that answer it.
+const GUIDE: &[(&str, &[(&str, &str)])] = &[
     (
-        "index_workspace",
-        "index_workspace(path) registers and indexes a project (once; re-runs are incremental)",
+        "what is X",
+        &[
+            (
+                "inspect_symbol",
+                "inspect_symbol(symbol): header, snippet, callers, references, ADR invariants",
+            ),
+            (
+                "resolve_definition",
+                "resolve_definition(symbol): where it is defined",
+            ),
+            (
+                "get_type_contract",
+                "get_type_contract(symbol): a type's fields, methods, traits",
+            ),
+        ],
     ),
     (
-        "get_indexing_status",
-        "get_indexing_status shows ready / building progress",
-    ),
-    ("list_projects", "list_projects lists registered projects"),
-    (
-        "find_references",
-        "find_references(symbol) answers who uses or calls X: view callers (default), files or sites",
+        "find code",
+        &[(
+            "search_symbols",
+            "search_symbols(query or like_symbol): ranked by name, path, signature, docs",
+        )],
     ),
     (
-        "get_file_outline",
-        "get_file_outline(file_path) shows what a file defines, with line ranges and signatures",
+        "who uses X",
+        &[
+            (
+                "find_references",
+                "find_references(symbol): callers, files or sites",
+            ),
+            (
+                "trace_call_hierarchy",
+                "trace_call_hierarchy(symbol, direction): call chains",
+            ),
+            (
+                "calculate_blast_radius",
+                "calculate_blast_radius(symbol or file_path): what a change reaches",
+            ),
+        ],
+    ),
+    (
+        "read a file",
+        &[
+            (
+                "get_file_outline",
+                "get_file_outline(file_path): definitions with lines and signatures",
+            ),
+            (
+                "get_enclosing_scope",
+                "get_enclosing_scope(file_path, line): the scope around a line",
+            ),
+        ],
+    ),
+    (
+        "dependencies",
+        &[(
+            "get_crate_outline",
+            "get_crate_outline(crate_name): a locked crate's modules and types",
+        )],
+    ),
+    (
+        "decisions",
+        &[
+            (
+                "query_adrs",
+                "query_adrs(query or path): ADRs, learnings, plans",
+            ),
+            ("record_adr", "record_adr"),
+            ("delete_adr", "delete_adr"),
+        ],
+    ),
+    (
+        "projects",
+        &[
+            ("index_workspace", "index_workspace(path) first"),
+            ("get_indexing_status", "get_indexing_status"),
+            ("list_projects", "list_projects"),
+            ("switch_active_project", "switch_active_project"),
+            ("delete_project", "delete_project"),
+            (
+                "get_token_savings_metrics",
+                "get_token_savings_metrics: measured usage",
+            ),
+        ],
     ),
 ];
 
@@ -31,17 +101,20 @@ pub fn server_instructions(tools: &[&str]) -> String {
     let mut out = String::from(
         "scryer answers questions about code in indexed projects from a symbol index, in one call each.\n",
     );
-    for (tool, line) in GUIDE {
-        if tools.contains(tool) {
-            out.push_str("- ");
-            out.push_str(line);
-            out.push('\n');
+    for (question, answers) in GUIDE {
+        let present: Vec<&str> = answers
+            .iter()
+            .filter(|(t, _)| tools.contains(t))
+            .map(|(_, how)| *how)
+            .collect();
+        if !present.is_empty() {
+            out.push_str(&format!("- {question}: {}\n", present.join("; ")));
         }
     }
     let others: Vec<&str> = tools
         .iter()
         .copied()
-        .filter(|t| !GUIDE.iter().any(|(g, _)| g == t))
+        .filter(|t| !GUIDE.iter().any(|(_, a)| a.iter().any(|(g, _)| g == t)))
         .collect();
     if !others.is_empty() {
         out.push_str("- also: ");
@@ -73,10 +146,24 @@ mod tests {
     }
 
     #[test]
-    fn every_first_party_tool_fits_in_the_limit() {
-        let all: Vec<&str> = GUIDE.iter().map(|(t, _)| *t).collect();
+    fn every_profile_fits_in_the_limit_and_reaches_its_tools() {
+        let all: Vec<&str> = GUIDE
+            .iter()
+            .flat_map(|(_, a)| a.iter().map(|(t, _)| *t))
+            .collect();
+        assert_eq!(all.len(), 19);
         let text = server_instructions(&all);
-        println!("instructions: {} chars", text.len());
+        println!("full instructions: {} chars", text.len());
         assert!(text.len() <= MAX_CHARS, "{} chars", text.len());
+        for t in &all {
+            assert!(text.contains(t), "{t} unreachable");
+        }
+        let core = server_instructions(crate::contract::CORE_TOOLS);
+        println!("core instructions: {} chars", core.len());
+        assert!(core.len() <= MAX_CHARS);
+        for t in crate::contract::CORE_TOOLS {
+            assert!(core.contains(t), "{t} unreachable in core");
+        }
+        assert!(!core.contains("index_workspace") && !core.contains("query_adrs"));
     }
 }

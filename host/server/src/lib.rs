@@ -9,6 +9,7 @@
 //! render their answers).
 
 mod budget;
+pub mod contract;
 mod dispatch;
 mod host_services;
 mod instructions;
@@ -16,6 +17,8 @@ mod mcp;
 mod paths;
 mod projects;
 mod registry;
+mod search_cache;
+pub mod telemetry;
 pub mod tokens;
 mod watcher;
 
@@ -45,6 +48,10 @@ pub enum Format {
 /// Per-session defaults (from `scryer serve` flags).
 #[derive(Clone, Debug, Default)]
 pub struct SessionOptions {
+    /// Which tools the session lists (`--tools`).
+    pub tools: contract::Profile,
+    /// Which tools carry the always-load mark (`--always-load`).
+    pub always_load: contract::AlwaysLoad,
     /// Budget for every answer unless the call sets `max_tokens`.
     pub max_tokens: Option<u32>,
     pub format: Format,
@@ -87,6 +94,7 @@ pub struct Core {
     next_session: AtomicU64,
     pub(crate) handle: tokio::runtime::Handle,
     pub(crate) first_query_wait: Duration,
+    pub(crate) search: search_cache::SearchCache,
 }
 
 impl Core {
@@ -111,6 +119,20 @@ impl Core {
             .get_mut(&session)
         {
             s.active_project = Some(project);
+        }
+    }
+
+    /// A deleted project is no session's active project any more.
+    pub(crate) fn forget_project(&self, project: i64) {
+        for s in self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values_mut()
+        {
+            if s.active_project == Some(project) {
+                s.active_project = None;
+            }
         }
     }
 
@@ -164,6 +186,7 @@ impl Server {
             next_session: AtomicU64::new(1),
             handle: tokio::runtime::Handle::current(),
             first_query_wait: config.first_query_wait,
+            search: Default::default(),
         });
         let cache = match &config.compile_cache {
             Some(dir) => Some(CompileCache::open(dir)?),

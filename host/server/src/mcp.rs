@@ -7,12 +7,13 @@ use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
 use crate::Server;
+use crate::contract::publish_schema;
 use crate::instructions::server_instructions;
 
 /// One MCP session's handler.
@@ -25,12 +26,20 @@ pub struct McpSession {
 
 impl McpSession {
     pub(crate) fn new(server: Server, session: u64) -> McpSession {
+        let options = server.core.session(session).options;
         let tools = server
             .registry
             .tools()
+            .filter(|(plugin, t)| options.tools.lists(plugin.name(), &t.name))
             .map(|(_, t)| {
-                let schema: JsonObject = serde_json::from_str(&t.input_schema).unwrap_or_default();
-                let mut tool = Tool::new(t.name.clone(), t.description.clone(), Arc::new(schema));
+                let schema: serde_json::Value =
+                    serde_json::from_str(&t.input_schema).unwrap_or_default();
+                let published = match publish_schema(&t.name, &schema) {
+                    serde_json::Value::Object(o) => o,
+                    _ => JsonObject::new(),
+                };
+                let mut tool =
+                    Tool::new(t.name.clone(), t.description.clone(), Arc::new(published));
                 tool.annotations = Some(ToolAnnotations::from_raw(
                     t.annotations.title.clone(),
                     Some(t.annotations.read_only),
@@ -38,6 +47,11 @@ impl McpSession {
                     Some(t.annotations.idempotent),
                     Some(t.annotations.open_world),
                 ));
+                if options.always_load.marks(&t.name) {
+                    let mut meta = JsonObject::new();
+                    meta.insert("anthropic/alwaysLoad".into(), serde_json::Value::Bool(true));
+                    tool.meta = Some(MetaObject(meta));
+                }
                 tool
             })
             .collect();
@@ -55,7 +69,7 @@ impl McpSession {
 
 impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
-        let names = self.server.registry.tool_names();
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("scryer", env!("CARGO_PKG_VERSION")))
             .with_instructions(server_instructions(&names))

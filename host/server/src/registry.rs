@@ -30,6 +30,24 @@ impl Registry {
                         p.name()
                     ));
                 }
+                let schema: serde_json::Value =
+                    serde_json::from_str(&t.input_schema).map_err(|e| {
+                        format!(
+                            "plugin `{}` publishes tool `{}` with a schema that is not JSON: {e}",
+                            p.name(),
+                            t.name
+                        )
+                    })?;
+                let problems = crate::contract::portability_violations(&schema);
+                if !problems.is_empty() {
+                    return Err(format!(
+                        "plugin `{}` publishes tool `{}` with a schema strict clients reject: {}; \
+                         use plain `type` strings and inline `enum`s",
+                        p.name(),
+                        t.name,
+                        problems.join("; ")
+                    ));
+                }
                 by_tool.insert(t.name.clone(), (i, t.clone()));
                 order.push(t.name.clone());
             }

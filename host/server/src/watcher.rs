@@ -76,6 +76,32 @@ impl ProjectWatcher {
         }
     }
 
+    /// Stops watching a project (after it was deleted): its events are ignored from now on.
+    pub fn unwatch(&self, project_id: i64) {
+        let removed: Vec<PathBuf> = {
+            let mut roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+            let (gone, kept): (Vec<_>, Vec<_>) =
+                roots.drain(..).partition(|(_, p)| p.id == project_id);
+            *roots = kept;
+            gone.into_iter().map(|(r, _)| r).collect()
+        };
+        let mut guard = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = guard.as_mut() {
+            for root in removed {
+                for d in ignore::WalkBuilder::new(&root)
+                    .hidden(true)
+                    .git_ignore(true)
+                    .require_git(false)
+                    .build()
+                    .filter_map(Result::ok)
+                    .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+                {
+                    let _ = w.unwatch(d.path());
+                }
+            }
+        }
+    }
+
     fn project_of(&self, path: &Path) -> Option<(PathBuf, ProjectRow)> {
         let roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
         roots

@@ -1,4 +1,5 @@
-//! The administration router: `index_workspace`, `get_indexing_status`, `list_projects`.
+//! The administration router: `list_projects`, `switch_active_project`, `delete_project`,
+//! `index_workspace`, `get_indexing_status`, `get_token_savings_metrics`.
 //!
 //! Project state lives in the host; this router validates arguments, asks the host
 //! through the `projects` interface (a capability only this router is granted) and
@@ -55,7 +56,70 @@ pub fn tools() -> Vec<ToolSpec> {
             idempotent: true,
             default_budget: 1000,
         },
+        ToolSpec {
+            name: "switch_active_project",
+            description: "Make a registered project the session's active project: calls that name no \
+                project and no absolute file_path answer about it.",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "project": {"type": "string", "description": "slug, id or root path"}
+                },
+                "required": ["project"]
+            }),
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+            default_budget: 1000,
+        },
+        ToolSpec {
+            name: "delete_project",
+            description: "Unregister a project and delete its index (never its files). Refused while \
+                the project is being indexed.",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "project": {"type": "string", "description": "slug, id or root path"}
+                },
+                "required": ["project"]
+            }),
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+            default_budget: 1000,
+        },
+        ToolSpec {
+            name: "get_token_savings_metrics",
+            description: "Measured usage per tool (never content): calls, answer tokens (mean, p95), \
+                truncation rate, latency p50/p95, and how often a call was followed by another one. \
+                Optional `project` and `since_hours` narrow the window.",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "project": {"type": "string", "description": "slug, id or root path"},
+                    "since_hours": {"type": "integer", "description": "only calls of the last N hours"}
+                }
+            }),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            default_budget: 1000,
+        },
     ]
+}
+
+fn usage_json(u: &scryer_plugin_sdk::host::ToolUsage) -> Value {
+    let pct = |n: u32| (f64::from(n) * 1000.0 / f64::from(u.calls.max(1))).round() / 10.0;
+    json!({
+        "tool": u.tool,
+        "calls": u.calls,
+        "tokens_mean": u.tokens_mean,
+        "tokens_p95": u.tokens_p95,
+        "truncated_pct": pct(u.truncated),
+        "latency_p50_ms": u.latency_p50_ms,
+        "latency_p95_ms": u.latency_p95_ms,
+        "follow_up_pct": pct(u.followed_up),
+    })
 }
 
 fn status_json(s: &Status) -> Value {
@@ -138,6 +202,52 @@ fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolR
                     Ok(to_compact_json(&body))
                 }
             }
+        }
+        "switch_active_project" => {
+            let project = args.required_str("project", "a project's slug, id or root path")?;
+            check_text("project", &project, 4096)?;
+            let s = host.switch_active_project(&project)?;
+            let mut body = status_json(&s);
+            body["notes"] = json!([format!("`{}` is now the session's active project", s.slug)]);
+            Ok(to_compact_json(&body))
+        }
+        "delete_project" => {
+            let project = args.required_str("project", "a project's slug, id or root path")?;
+            check_text("project", &project, 4096)?;
+            let s = host.delete_project(&project)?;
+            let body = json!({
+                "deleted": s.slug,
+                "root": s.root,
+                "notes": [format!(
+                    "the index of `{}` ({} files, {} symbols) is deleted; its files are untouched; \
+                     index_workspace(path) registers it again",
+                    s.slug, s.files, s.symbols
+                )],
+            });
+            Ok(to_compact_json(&body))
+        }
+        "get_token_savings_metrics" => {
+            let project = args.opt_str("project")?;
+            let since = args
+                .opt_int("since_hours", 1, 24 * 365 * 10)?
+                .map(|h| h as u32);
+            let usage = host.usage(project.as_deref(), since)?;
+            let calls: u32 = usage.iter().map(|u| u.calls).sum();
+            let mut body = json!({
+                "calls": calls,
+                "tools": usage.iter().map(usage_json).collect::<Vec<_>>(),
+                "notes": ["measured usage only: no savings estimate; rows hold no arguments or answers"],
+            });
+            if usage.is_empty() {
+                body["notes"] = json!([match (&project, since) {
+                    (Some(p), _) => format!("no calls recorded for project `{p}` in this window"),
+                    (None, Some(h)) => format!("no calls recorded in the last {h} hours"),
+                    (None, None) =>
+                        "no calls recorded yet (or telemetry is off: SCRYER_TELEMETRY=off)"
+                            .to_string(),
+                }]);
+            }
+            Ok(to_compact_json(&body))
         }
         "list_projects" => {
             let all = host.list_projects()?;

@@ -82,6 +82,7 @@ impl Language for Go {
             definitions,
             references,
             has_parse_errors: root.has_error(),
+            edges: Vec::new(),
         }
     }
 }

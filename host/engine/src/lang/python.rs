@@ -97,6 +97,7 @@ impl Language for Python {
             definitions,
             references,
             has_parse_errors: root.has_error(),
+            edges: Vec::new(),
         }
     }
 }

@@ -131,6 +131,7 @@ fn extract(source: &str, module_path: &[String], tsx: bool) -> FileSymbols {
         definitions,
         references,
         has_parse_errors: root.has_error(),
+        edges: Vec::new(),
     }
 }
 

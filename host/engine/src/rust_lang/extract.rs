@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use receivers::{StructFields, Ty};
 
 use super::text::{block_doc, doc_attr_value, is_primitive, line_doc, signature, strip_raw};
-use crate::model::{Definition, Reference, ReferenceKind as RK, SymbolKind as SK};
+use crate::model::{Definition, Edge, EdgeKind, Reference, ReferenceKind as RK, SymbolKind as SK};
 
 /// Recursion limit for expression/type/pattern nesting (guards the thread stack against
 /// pathological generated code; deeper subtrees are skipped).
@@ -63,6 +63,8 @@ pub(super) struct Extractor<'s> {
     delta: isize,
     defs: Vec<Definition>,
     refs: Vec<Reference>,
+    /// Implementations, constructions and re-exports seen (calls come from `refs`).
+    edges: Vec<Edge>,
     /// Value names bound in the current function (parameters, lets, closure params, patterns).
     locals: Vec<&'s str>,
     /// The evident types of some of `locals`: the latest binding of each name wins.
@@ -144,6 +146,7 @@ impl<'s> Extractor<'s> {
             delta: 0,
             defs: Vec::new(),
             refs: Vec::new(),
+            edges: Vec::new(),
             locals: Vec::new(),
             local_types: HashMap::new(),
             self_owner: None,
@@ -166,7 +169,7 @@ impl<'s> Extractor<'s> {
         self.list(root, &ctx, true);
     }
 
-    pub(super) fn finish(mut self) -> (Vec<Definition>, Vec<Reference>) {
+    pub(super) fn finish(mut self) -> (Vec<Definition>, Vec<Reference>, Vec<Edge>) {
         for (i, ty) in std::mem::take(&mut self.receivers) {
             if let Some((name, _rule)) = ty.resolve(&self.struct_fields) {
                 #[cfg(test)]
@@ -177,7 +180,43 @@ impl<'s> Extractor<'s> {
         // The walk visits some parts out of source order (where clauses before bodies,
         // let values before patterns); publish references in source order.
         self.refs.sort_by_key(|r| (r.line, r.column));
-        (self.defs, self.refs)
+        self.edges.sort_by_key(|e| (e.line, e.column));
+        (self.defs, self.refs, self.edges)
+    }
+
+    /// Records an edge of `kind` from `from` to the first reference pushed since `start`
+    /// that is named `target`. Returns whether one was found.
+    pub(super) fn edge_to_named(&mut self, start: usize, kind: EdgeKind, from: &str, target: &str) {
+        let site = self.refs[start..]
+            .iter()
+            .rev()
+            .find(|r| r.name == target)
+            .cloned();
+        if let Some(site) = site {
+            self.edges.push(Edge::at(kind, from, &site));
+        }
+    }
+
+    /// `pub use` items: an edge from the module to each leaf of the use tree (the names
+    /// pushed since `start` that no other pushed segment continues).
+    pub(super) fn reexports_since(&mut self, start: usize, from: &str) {
+        let pushed = &self.refs[start..];
+        let continued: std::collections::HashSet<String> =
+            pushed.iter().filter_map(|r| r.qualifier.clone()).collect();
+        let leaves: Vec<Reference> = pushed
+            .iter()
+            .filter(|r| {
+                let full = match &r.qualifier {
+                    Some(q) => format!("{q}::{}", r.name),
+                    None => r.name.clone(),
+                };
+                !continued.contains(&full)
+            })
+            .cloned()
+            .collect();
+        for site in leaves {
+            self.edges.push(Edge::at(EdgeKind::Reexports, from, &site));
+        }
     }
 
     // ----- positions and text -------------------------------------------------------------

@@ -1,34 +1,84 @@
 //! Project administration beyond registering and indexing: the session's active
 //! project, deleting a project's index, and measured tool usage.
 
+use scryer_db::ProjectRow;
 use scryer_runtime::CallScope;
 use scryer_runtime::wit::{CallError, ProjectStatus, ToolUsage};
 
-use super::HostImpl;
+use super::{HostImpl, internal};
+use crate::projects::IndexState;
 
 impl HostImpl {
+    /// The project a selector names (slug, id or root path), or an error listing the
+    /// registered ones: never a silent fallback.
+    fn selected(&self, selector: &str) -> Result<ProjectRow, CallError> {
+        self.block(self.core.projects.db().project_by_selector(selector))
+            .map_err(internal)?
+            .ok_or_else(|| CallError::NotFound(self.core.unknown_project_message(selector)))
+    }
+
     pub(super) fn admin_switch_active(
         &self,
-        _scope: &CallScope,
-        _project: &str,
+        scope: &CallScope,
+        selector: &str,
     ) -> Result<ProjectStatus, CallError> {
-        Err(CallError::Internal("switch is not available yet".into()))
+        let p = self.selected(selector)?;
+        self.core.set_active_project(scope.session, p.id);
+        self.status(scope, &p)
     }
 
     pub(super) fn admin_delete_project(
         &self,
-        _scope: &CallScope,
-        _project: &str,
+        scope: &CallScope,
+        selector: &str,
     ) -> Result<ProjectStatus, CallError> {
-        Err(CallError::Internal("delete is not available yet".into()))
+        let p = self.selected(selector)?;
+        let state = self.block(self.core.projects.state(&p));
+        if matches!(
+            state,
+            IndexState::Building { .. } | IndexState::Stale { total: 1.., .. }
+        ) {
+            return Err(CallError::InvalidArgument(format!(
+                "project `{}` is being indexed right now; delete it when the run ends (get_indexing_status)",
+                p.slug
+            )));
+        }
+        let last = self.status(scope, &p)?;
+        if let Some(w) = &self.core.watcher {
+            w.unwatch(p.id);
+        }
+        self.block(self.core.projects.db().delete_project(p.id))
+            .map_err(internal)?;
+        self.core.forget_project(p.id);
+        Ok(last)
     }
 
     pub(super) fn admin_usage(
         &self,
         _scope: &CallScope,
-        _project: Option<&str>,
-        _since_hours: Option<u32>,
+        project: Option<&str>,
+        since_hours: Option<u32>,
     ) -> Result<Vec<ToolUsage>, CallError> {
-        Err(CallError::Internal("usage is not available yet".into()))
+        let project_id = match project {
+            Some(sel) => Some(self.selected(sel)?.id),
+            None => None,
+        };
+        let since_ms = since_hours.map(|h| crate::telemetry::now_ms() - i64::from(h) * 3_600_000);
+        let calls = self
+            .block(self.core.projects.db().tool_calls(project_id, since_ms))
+            .map_err(internal)?;
+        Ok(scryer_db::aggregate(&calls)
+            .into_iter()
+            .map(|u| ToolUsage {
+                tool: u.tool,
+                calls: u.calls,
+                tokens_mean: u.tokens_mean,
+                tokens_p95: u.tokens_p95,
+                truncated: u.truncated,
+                latency_p50_ms: u.latency_p50_ms,
+                latency_p95_ms: u.latency_p95_ms,
+                followed_up: u.followed_up,
+            })
+            .collect())
     }
 }

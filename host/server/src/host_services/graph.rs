@@ -1,24 +1,46 @@
 //! `index.edges-from` / `index.edges-to`: the stored graph edges of the call's project.
 
+use scryer_db::EdgeRow;
 use scryer_runtime::CallScope;
 use scryer_runtime::wit::{CallError, Edge};
 
-use super::HostImpl;
+use super::{HostImpl, internal};
+
+fn edge(e: EdgeRow) -> Edge {
+    Edge {
+        kind: e.kind,
+        from_symbol: e.from_symbol,
+        to_name: e.to_name,
+        to_qualifier: e.to_qualifier,
+        site_kind: e.site_kind,
+        file_path: e.file_path,
+        line: e.line,
+        column: e.column,
+    }
+}
 
 impl HostImpl {
     pub(super) fn graph_edges_from(
         &self,
-        _scope: &CallScope,
-        _qualified_name: &str,
+        scope: &CallScope,
+        qualified_name: &str,
     ) -> Result<Vec<Edge>, CallError> {
-        Err(CallError::Internal("edges is not available yet".into()))
+        let p = self.project(scope)?;
+        let rows = self
+            .block(self.core.projects.db().edges_from(p.id, qualified_name))
+            .map_err(internal)?;
+        Ok(rows.into_iter().map(edge).collect())
     }
 
     pub(super) fn graph_edges_to(
         &self,
-        _scope: &CallScope,
-        _name: &str,
+        scope: &CallScope,
+        name: &str,
     ) -> Result<Vec<Edge>, CallError> {
-        Err(CallError::Internal("edges is not available yet".into()))
+        let p = self.project(scope)?;
+        let rows = self
+            .block(self.core.projects.db().edges_to(p.id, name))
+            .map_err(internal)?;
+        Ok(rows.into_iter().map(edge).collect())
     }
 }

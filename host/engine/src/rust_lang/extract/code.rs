@@ -4,7 +4,7 @@ use tree_sitter::Node;
 
 use super::receivers::{Rule, Ty};
 use super::{Ctx, Extractor, MAX_NEST, MacroPos, is_item_kind, join_opt, named_kids};
-use crate::model::ReferenceKind as RK;
+use crate::model::{EdgeKind, ReferenceKind as RK};
 use crate::rust_lang::text::{is_builtin_attribute, signature, strip_raw};
 
 impl<'s> Extractor<'s> {
@@ -490,9 +490,16 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn struct_expression(&mut self, n: Node<'_>, ctx: &Ctx) {
+        let start = self.refs.len();
         let q = n
             .child_by_field_name("name")
             .map(|name| self.path(name, RK::Path, None, ctx));
+        if let Some(written) = &q {
+            // `a::Foo::<T>` constructs `Foo`
+            let last = written.rsplit("::").next().unwrap_or(written);
+            let target = last.split('<').next().unwrap_or(last).to_string();
+            self.edge_to_named(start, EdgeKind::Instantiates, &ctx.enclosing, &target);
+        }
         let Some(body) = n.child_by_field_name("body") else {
             return;
         };

@@ -4,7 +4,7 @@ use tree_sitter::Node;
 
 use super::receivers::{Rule, Ty};
 use super::{Ctx, Extractor, MacroPos, join, named_kids};
-use crate::model::{ReferenceKind as RK, SymbolKind as SK};
+use crate::model::{EdgeKind, ReferenceKind as RK, SymbolKind as SK};
 use crate::rust_lang::text::{signature, strip_raw};
 
 impl<'s> Extractor<'s> {
@@ -51,8 +51,15 @@ impl<'s> Extractor<'s> {
             "mod_item" => self.module(n, ctx, prev),
             "macro_definition" => self.macro_definition(n, ctx, prev),
             "use_declaration" => {
+                let start = self.refs.len();
                 if let Some(arg) = n.child_by_field_name("argument") {
                     self.use_tree(arg, None, ctx);
+                }
+                let public = n
+                    .named_children(&mut n.walk())
+                    .any(|c| c.kind() == "visibility_modifier" && self.text(c).starts_with("pub"));
+                if public {
+                    self.reexports_since(start, &ctx.enclosing);
                 }
             }
             "extern_crate_declaration" => {
@@ -350,14 +357,18 @@ impl<'s> Extractor<'s> {
         if let Some(tp) = n.child_by_field_name("type_parameters") {
             self.type_parameters(tp, &ictx);
         }
+        let trait_name = n.child_by_field_name("trait").map(|t| self.type_name(t));
         if let Some(tr) = n.child_by_field_name("trait") {
+            let start = self.refs.len();
             self.visit_type(tr, &ictx);
+            if let Some(name) = &trait_name {
+                self.edge_to_named(start, EdgeKind::Implements, &ictx.enclosing, name);
+            }
         }
         if let Some(t) = self_type {
             self.visit_type(t, &ictx);
         }
         self.where_clauses(n, &ictx);
-        let trait_name = n.child_by_field_name("trait").map(|t| self.type_name(t));
         let saved_trait = std::mem::replace(&mut self.impl_trait, trait_name);
         if let Some(body) = n.child_by_field_name("body") {
             self.list(body, &ictx, true);

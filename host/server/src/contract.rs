@@ -1,0 +1,354 @@
+//! The tool contract the host keeps for every router, first-party or not: which tools a
+//! profile lists, which host parameters a tool's published schema shows, whether a
+//! schema is portable, and how arguments are coerced to the published types.
+//!
+//! Publishing and accepting are separate: a call may send `max_tokens`, `no_truncate`
+//! or `project` to any tool (the host reads them in `dispatch`), but the schemas show
+//! them only where they matter, to keep tool definitions small.
+
+use serde_json::{Map, Value, json};
+
+/// The tools of the `core` profile: the ones an agent reaches for first.
+pub const CORE_TOOLS: &[&str] = &[
+    "search_symbols",
+    "inspect_symbol",
+    "find_references",
+    "get_file_outline",
+    "get_enclosing_scope",
+    "calculate_blast_radius",
+];
+
+/// Tools whose answers are large enough that callers tune the budget.
+pub const BUDGET_PARAM_TOOLS: &[&str] = &[
+    "find_references",
+    "search_symbols",
+    "get_file_outline",
+    "trace_call_hierarchy",
+    "get_crate_outline",
+];
+
+/// Tools about a project rather than inside one: they publish `project`.
+pub const PROJECT_PARAM_TOOLS: &[&str] = &[
+    "switch_active_project",
+    "delete_project",
+    "get_indexing_status",
+    "get_token_savings_metrics",
+];
+
+/// Parameters the host reads for every tool.
+pub const HOST_PARAMS: &[&str] = &["max_tokens", "no_truncate", "project", "format"];
+
+/// Which tools a session lists (`scryer serve --tools`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// Every loaded tool.
+    #[default]
+    Full,
+    /// [`CORE_TOOLS`].
+    Core,
+    /// The tools of the named plugins, or the named tools (comma-separated).
+    Named(Vec<String>),
+}
+
+impl Profile {
+    /// `core`, `full`, or a comma-separated list of plugin or tool names.
+    pub fn parse(s: &str) -> Result<Profile, String> {
+        let s = s.trim();
+        match s {
+            "full" | "all" => Ok(Profile::Full),
+            "core" => Ok(Profile::Core),
+            "" => Err("--tools is empty; accepted: core, full, or plugin / tool names separated by commas".into()),
+            names => Ok(Profile::Named(
+                names
+                    .split(',')
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty())
+                    .collect(),
+            )),
+        }
+    }
+
+    /// Whether the profile lists `tool` of `plugin`.
+    pub fn lists(&self, plugin: &str, tool: &str) -> bool {
+        match self {
+            Profile::Full => true,
+            Profile::Core => CORE_TOOLS.contains(&tool),
+            Profile::Named(names) => names.iter().any(|n| n == plugin || n == tool),
+        }
+    }
+}
+
+/// Whether a tool is marked for clients to load up front (`_meta["anthropic/alwaysLoad"]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AlwaysLoad {
+    /// The core tools carry the mark.
+    #[default]
+    Core,
+    None,
+}
+
+impl AlwaysLoad {
+    pub fn parse(s: &str) -> Result<AlwaysLoad, String> {
+        match s.trim() {
+            "core" => Ok(AlwaysLoad::Core),
+            "none" => Ok(AlwaysLoad::None),
+            other => Err(format!("--always-load is {other:?}; accepted: core, none")),
+        }
+    }
+
+    pub fn marks(self, tool: &str) -> bool {
+        self == AlwaysLoad::Core && CORE_TOOLS.contains(&tool)
+    }
+}
+
+/// The schema a client sees for `tool`: the router's, minus host parameters the tool
+/// does not publish, plus `max_tokens` / `no_truncate` on the large-output tools and
+/// `project` on the project-admin tools.
+pub fn publish_schema(tool: &str, schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    let Some(obj) = schema.as_object_mut() else {
+        return schema;
+    };
+    let props = obj
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(props) = props.as_object_mut() else {
+        return schema;
+    };
+    let budget = BUDGET_PARAM_TOOLS.contains(&tool);
+    let project = PROJECT_PARAM_TOOLS.contains(&tool);
+    props.remove("format");
+    if !budget {
+        props.remove("max_tokens");
+        props.remove("no_truncate");
+    }
+    if !project {
+        props.remove("project");
+    }
+    if budget {
+        props.entry("max_tokens").or_insert_with(
+            || json!({"type": "integer", "description": "answer budget in tokens"}),
+        );
+        props.entry("no_truncate").or_insert_with(
+            || json!({"type": "boolean", "description": "return everything, ignoring the budget"}),
+        );
+    }
+    if project {
+        props
+            .entry("project")
+            .or_insert_with(|| json!({"type": "string", "description": "slug, id or root path"}));
+    }
+    if let Some(Value::Array(required)) = obj.get_mut("required") {
+        required.retain(|r| r.as_str().is_none_or(|r| !HOST_PARAMS.contains(&r)));
+        if required.is_empty() {
+            obj.remove("required");
+        }
+    }
+    schema
+}
+
+/// Keywords strict function-calling validators reject.
+const NON_PORTABLE: &[&str] = &[
+    "$ref",
+    "$defs",
+    "definitions",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "const",
+    "pattern",
+];
+
+/// What keeps a schema from being portable (empty when it is): `$ref` and friends,
+/// numeric bounds, formats, and `type` arrays. Paths are JSON-pointer-like.
+pub fn portability_violations(schema: &Value) -> Vec<String> {
+    fn walk(v: &Value, path: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    let here = format!("{path}/{k}");
+                    // Property names are data, not keywords.
+                    if path.ends_with("/properties") {
+                        walk(child, &here, out);
+                        continue;
+                    }
+                    if NON_PORTABLE.contains(&k.as_str()) {
+                        out.push(format!("{here}: `{k}` is not portable"));
+                    }
+                    if k == "type" && !child.is_string() {
+                        out.push(format!("{here}: `type` must be one string, not {child}"));
+                    }
+                    walk(child, &here, out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    walk(child, &format!("{path}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, "", &mut out);
+    out
+}
+
+/// Coerces `args` to the types `schema` publishes, the way agents mean them: `"12"` for
+/// an integer, `"true"` for a boolean, a bare string for an array, `null` for an absent
+/// optional. A value that cannot mean the published type is left for the router, whose
+/// error names the argument and what it accepts.
+pub fn coerce_arguments(schema: &Value, args: &mut Map<String, Value>) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    args.retain(|_, v| !v.is_null());
+    for (name, spec) in props {
+        let Some(value) = args.get_mut(name) else {
+            continue;
+        };
+        let Some(ty) = spec.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        let coerced = match (ty, &*value) {
+            ("integer", Value::String(s)) => s.trim().parse::<i64>().ok().map(Value::from),
+            ("integer", Value::Number(n)) if n.as_i64().is_none() => n
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| Value::from(f as i64)),
+            ("number", Value::String(s)) => s
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .map(Value::from),
+            ("boolean", Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => Some(Value::Bool(true)),
+                "false" | "0" | "no" => Some(Value::Bool(false)),
+                _ => None,
+            },
+            ("array", Value::String(s)) => {
+                // A JSON array sent as a string, or one bare item.
+                match serde_json::from_str::<Value>(s) {
+                    Ok(Value::Array(items)) => Some(Value::Array(items)),
+                    _ => Some(Value::Array(vec![Value::String(s.clone())])),
+                }
+            }
+            ("string", Value::Number(n)) if spec.get("enum").is_none() => {
+                Some(Value::String(n.to_string()))
+            }
+            _ => None,
+        };
+        if let Some(c) = coerced {
+            *value = c;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "symbol": {"type": "string"},
+                "limit": {"type": "integer"},
+                "exact": {"type": "boolean"},
+                "include": {"type": "array", "items": {"type": "string"}},
+                "view": {"type": "string", "enum": ["a", "b"]},
+                "max_tokens": {"type": "integer"},
+                "project": {"type": "string"}
+            },
+            "required": ["symbol", "project"]
+        })
+    }
+
+    #[test]
+    fn host_parameters_are_published_only_where_they_matter() {
+        let p = publish_schema("get_enclosing_scope", &schema());
+        let props = p["properties"].as_object().unwrap();
+        assert!(!props.contains_key("max_tokens"));
+        assert!(!props.contains_key("project"));
+        assert_eq!(p["required"], json!(["symbol"]));
+
+        let p = publish_schema("find_references", &schema());
+        assert!(p["properties"]["no_truncate"].is_object());
+        assert!(p["properties"]["max_tokens"].is_object());
+        assert!(p["properties"].get("project").is_none());
+
+        let p = publish_schema("switch_active_project", &json!({"type": "object"}));
+        assert_eq!(p["properties"]["project"]["type"], "string");
+    }
+
+    #[test]
+    fn non_portable_keywords_and_type_arrays_are_found() {
+        assert!(portability_violations(&schema()).is_empty());
+        let bad = json!({
+            "type": "object",
+            "$defs": {},
+            "properties": {
+                "format": {"type": ["string", "null"]},
+                "n": {"type": "integer", "minimum": 1},
+                "r": {"$ref": "#/$defs/x"}
+            }
+        });
+        let v = portability_violations(&bad);
+        assert_eq!(v.len(), 4, "{v:?}");
+        assert!(v.iter().any(|m| m.contains("/properties/format/type")));
+        assert!(
+            !v.iter()
+                .any(|m| m == "/properties/format: `format` is not portable"),
+            "a property named `format` is data"
+        );
+    }
+
+    #[test]
+    fn arguments_are_coerced_to_the_published_types() {
+        let mut args = json!({
+            "symbol": 12, "limit": "5", "exact": "true", "include": "snippet",
+            "view": 3, "project": null
+        })
+        .as_object()
+        .unwrap()
+        .clone();
+        coerce_arguments(&schema(), &mut args);
+        assert_eq!(
+            Value::Object(args),
+            json!({"symbol": "12", "limit": 5, "exact": true, "include": ["snippet"], "view": 3})
+        );
+
+        let mut args = json!({"limit": "abc", "include": "[\"a\",\"b\"]", "exact": "maybe"})
+            .as_object()
+            .unwrap()
+            .clone();
+        coerce_arguments(&schema(), &mut args);
+        assert_eq!(
+            args["limit"], "abc",
+            "left for the router to refuse by name"
+        );
+        assert_eq!(args["include"], json!(["a", "b"]));
+        assert_eq!(args["exact"], "maybe");
+    }
+
+    #[test]
+    fn profiles_parse_and_list() {
+        assert_eq!(Profile::parse("core").unwrap(), Profile::Core);
+        assert!(Profile::parse(" ").is_err());
+        let named = Profile::parse("navigation, search_symbols").unwrap();
+        assert!(named.lists("navigation", "find_references"));
+        assert!(named.lists("search", "search_symbols"));
+        assert!(!named.lists("graph", "trace_call_hierarchy"));
+        assert!(Profile::Core.lists("inspect", "inspect_symbol"));
+        assert!(!Profile::Core.lists("admin", "list_projects"));
+        assert!(AlwaysLoad::Core.marks("find_references"));
+        assert!(!AlwaysLoad::None.marks("find_references"));
+        assert!(AlwaysLoad::parse("all").is_err());
+    }
+}
