@@ -1,8 +1,719 @@
 //! Dependency crates: the crates each project locks, and the shared index of their
 //! sources (one entry per crate name and version, reused by every project).
+//!
+//! A crate's sources are indexed as a project row of their own (slug `deps/<name>@<version>`,
+//! root the registry source directory), so the ordinary `source_file` / `symbol` /
+//! `ref_site` tables hold them. Those rows are not user projects: [`Db::projects`] leaves
+//! them out ([`NOT_A_DEPENDENCY`]).
 
-#[allow(unused_imports)]
-use crate::Db;
+use std::collections::BTreeSet;
+
+use anyhow::{Context, Result};
+use turso::{Connection, Value};
+
+use crate::{
+    Db, PROJECT_COLUMNS, ProjectRow, SYMBOL_COLUMNS, SymbolRow, col, int, now_rfc3339, opt_text,
+    project_from, symbol_from, text,
+};
 
 /// This area's tables, applied at open after the core schema.
-pub(crate) const SCHEMA: &[&str] = &[];
+pub(crate) const SCHEMA: &[&str] = &[
+    // One row per crate name and version, shared by every project that locks it.
+    // `index_project_id` is the project row holding its index (set when indexing starts);
+    // `indexed_at` is set only when a run over it finished, so a half-written index is
+    // never taken for a complete one. `source_root` is NULL when the sources were not
+    // found; `note` says why a crate is not indexed.
+    "CREATE TABLE IF NOT EXISTS dependency_crate (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        source_root TEXT,
+        index_project_id INTEGER,
+        indexed_at TEXT,
+        note TEXT
+    )",
+    "CREATE UNIQUE INDEX IF NOT EXISTS dependency_crate_by_name ON dependency_crate (name, version)",
+    "CREATE INDEX IF NOT EXISTS dependency_crate_by_project ON dependency_crate (index_project_id)",
+    // What each project locks.
+    "CREATE TABLE IF NOT EXISTS project_dependency (
+        project_id INTEGER NOT NULL,
+        crate_id INTEGER NOT NULL
+    )",
+    "CREATE UNIQUE INDEX IF NOT EXISTS project_dependency_by_pair ON project_dependency (project_id, crate_id)",
+];
+
+/// SQL condition on `project.id` that keeps user projects and drops the rows holding a
+/// dependency crate's index. (`IS NOT NULL` matters: `NOT IN` a set holding NULL is
+/// never true.)
+pub(crate) const NOT_A_DEPENDENCY: &str =
+    "id NOT IN (SELECT index_project_id FROM dependency_crate WHERE index_project_id IS NOT NULL)";
+
+/// A locked crate and the state of its shared index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DependencyIndex {
+    pub crate_name: String,
+    pub version: String,
+    /// The project row holding the crate's index; `Some` only once an index run over it
+    /// finished (a crate being indexed, or never indexed, has `None`).
+    pub index_project_id: Option<i64>,
+    /// The registry source directory, when the sources were found.
+    pub source_root: Option<String>,
+    /// Why the crate is not indexed, when it is not.
+    pub note: Option<String>,
+}
+
+/// One crate a project locks, as found on disk, to be recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DependencyRecord {
+    pub name: String,
+    pub version: String,
+    /// The registry source directory; `None` when the sources are not on disk.
+    pub source_root: Option<String>,
+    /// Stored as the crate's note while it is not indexed.
+    pub note: Option<String>,
+}
+
+/// A crate whose sources were found but whose index is not complete yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingDependency {
+    pub crate_id: i64,
+    pub name: String,
+    pub version: String,
+    pub source_root: String,
+}
+
+/// What [`Db::record_project_dependencies`] changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordOutcome {
+    /// Crates seen for the first time (by any project).
+    pub new_crates: usize,
+    /// Whether the project's set of locked crates changed.
+    pub links_changed: bool,
+}
+
+const DEPENDENCY_COLUMNS: &str = "d.name, d.version, \
+     CASE WHEN d.indexed_at IS NOT NULL THEN d.index_project_id END, d.source_root, d.note";
+
+fn dependency_from(row: &turso::Row) -> Result<DependencyIndex> {
+    Ok(DependencyIndex {
+        crate_name: text(col(row, 0)?).unwrap_or_default(),
+        version: text(col(row, 1)?).unwrap_or_default(),
+        index_project_id: int(col(row, 2)?),
+        source_root: text(col(row, 3)?),
+        note: text(col(row, 4)?),
+    })
+}
+
+/// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back on error.
+async fn in_transaction<T>(
+    conn: &Connection,
+    body: impl AsyncFnOnce(&Connection) -> Result<T>,
+) -> Result<T> {
+    conn.execute("BEGIN IMMEDIATE", ()).await?;
+    match body(conn).await {
+        Ok(v) => {
+            conn.execute("COMMIT", ()).await?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = conn.execute("ROLLBACK", ()).await;
+            Err(e)
+        }
+    }
+}
+
+async fn collect_dependencies(mut rows: turso::Rows) -> Result<Vec<DependencyIndex>> {
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().await? {
+        out.push(dependency_from(&row)?);
+    }
+    Ok(out)
+}
+
+impl Db {
+    /// The crates `project_id` locks, by name then version.
+    pub async fn dependency_indexes(&self, project_id: i64) -> Result<Vec<DependencyIndex>> {
+        let conn = self.connect()?;
+        let rows = conn
+            .query(
+                format!(
+                    "SELECT {DEPENDENCY_COLUMNS} FROM project_dependency pd \
+                     JOIN dependency_crate d ON d.id = pd.crate_id \
+                     WHERE pd.project_id = ?1 ORDER BY d.name, d.version"
+                ),
+                (project_id,),
+            )
+            .await?;
+        collect_dependencies(rows).await
+    }
+
+    /// Every crate in the shared dependency index (locked by any project, or once
+    /// locked), by name then version.
+    pub async fn all_dependency_indexes(&self) -> Result<Vec<DependencyIndex>> {
+        let conn = self.connect()?;
+        let rows = conn
+            .query(
+                format!(
+                    "SELECT {DEPENDENCY_COLUMNS} FROM dependency_crate d ORDER BY d.name, d.version"
+                ),
+                (),
+            )
+            .await?;
+        collect_dependencies(rows).await
+    }
+
+    /// Records the crates `project_id` locks: new crates get a row (with their source
+    /// directory, or a note saying why there is none), crates not indexed yet get their
+    /// source directory and note refreshed (the sources may have been fetched since), and
+    /// the project's set of locked crates becomes exactly `crates`. Indexed crates are
+    /// left as they are: their index stays valid for that version. Writes nothing when
+    /// nothing changed.
+    pub async fn record_project_dependencies(
+        &self,
+        project_id: i64,
+        crates: &[DependencyRecord],
+    ) -> Result<RecordOutcome> {
+        let conn = self.connect()?;
+        // Read first, outside any transaction: the common case (nothing changed) writes nothing.
+        let mut known = std::collections::HashMap::new();
+        {
+            let mut rows = conn
+                .query(
+                    "SELECT id, name, version, source_root, note, indexed_at FROM dependency_crate",
+                    (),
+                )
+                .await?;
+            while let Some(row) = rows.next().await? {
+                let id = int(col(&row, 0)?).unwrap_or_default();
+                let key = (
+                    text(col(&row, 1)?).unwrap_or_default(),
+                    text(col(&row, 2)?).unwrap_or_default(),
+                );
+                let state = (
+                    text(col(&row, 3)?),
+                    text(col(&row, 4)?),
+                    text(col(&row, 5)?).is_some(),
+                );
+                known.insert(key, (id, state));
+            }
+        }
+        let linked: BTreeSet<i64> = {
+            let mut rows = conn
+                .query(
+                    "SELECT crate_id FROM project_dependency WHERE project_id = ?1",
+                    (project_id,),
+                )
+                .await?;
+            let mut out = BTreeSet::new();
+            while let Some(row) = rows.next().await? {
+                out.extend(int(col(&row, 0)?));
+            }
+            out
+        };
+        let needs_write =
+            crates
+                .iter()
+                .any(|c| match known.get(&(c.name.clone(), c.version.clone())) {
+                    None => true,
+                    Some((_, (root, note, indexed))) => {
+                        !indexed && (root != &c.source_root || note != &c.note)
+                    }
+                });
+        let wanted: Option<BTreeSet<i64>> = crates
+            .iter()
+            .map(|c| {
+                known
+                    .get(&(c.name.clone(), c.version.clone()))
+                    .map(|(id, _)| *id)
+            })
+            .collect();
+        if !needs_write && wanted.as_ref() == Some(&linked) {
+            return Ok(RecordOutcome::default());
+        }
+        in_transaction(&conn, async |conn| {
+            let mut outcome = RecordOutcome::default();
+            let mut ids = BTreeSet::new();
+            for c in crates {
+                let id = match known.get(&(c.name.clone(), c.version.clone())) {
+                    Some((id, (root, note, indexed))) => {
+                        if !indexed && (root != &c.source_root || note != &c.note) {
+                            conn.execute(
+                                "UPDATE dependency_crate SET source_root = ?2, note = ?3 WHERE id = ?1",
+                                (*id, opt_text(c.source_root.clone()), opt_text(c.note.clone())),
+                            )
+                            .await?;
+                        }
+                        *id
+                    }
+                    None => {
+                        conn.execute(
+                            "INSERT INTO dependency_crate (name, version, source_root, note) VALUES (?1, ?2, ?3, ?4)",
+                            (
+                                c.name.as_str(),
+                                c.version.as_str(),
+                                opt_text(c.source_root.clone()),
+                                opt_text(c.note.clone()),
+                            ),
+                        )
+                        .await?;
+                        outcome.new_crates += 1;
+                        conn.last_insert_rowid()
+                    }
+                };
+                ids.insert(id);
+            }
+            if ids != linked {
+                conn.execute(
+                    "DELETE FROM project_dependency WHERE project_id = ?1",
+                    (project_id,),
+                )
+                .await?;
+                let mut ins = conn
+                    .prepare("INSERT INTO project_dependency (project_id, crate_id) VALUES (?1, ?2)")
+                    .await?;
+                for id in &ids {
+                    ins.execute((project_id, *id)).await?;
+                }
+                outcome.links_changed = true;
+            }
+            Ok(outcome)
+        })
+        .await
+    }
+
+    /// Crates whose sources were found and whose index is not complete, by name then
+    /// version. `project_id` narrows them to the crates one project locks.
+    pub async fn pending_dependencies(
+        &self,
+        project_id: Option<i64>,
+    ) -> Result<Vec<PendingDependency>> {
+        let conn = self.connect()?;
+        let sql = "SELECT d.id, d.name, d.version, d.source_root FROM dependency_crate d \
+                   WHERE d.indexed_at IS NULL AND d.source_root IS NOT NULL";
+        let mut rows = match project_id {
+            Some(p) => {
+                conn.query(
+                    format!(
+                        "{sql} AND d.id IN (SELECT crate_id FROM project_dependency WHERE project_id = ?1) \
+                         ORDER BY d.name, d.version"
+                    ),
+                    (p,),
+                )
+                .await?
+            }
+            None => conn.query(format!("{sql} ORDER BY d.name, d.version"), ()).await?,
+        };
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(PendingDependency {
+                crate_id: int(col(&row, 0)?).unwrap_or_default(),
+                name: text(col(&row, 1)?).unwrap_or_default(),
+                version: text(col(&row, 2)?).unwrap_or_default(),
+                source_root: text(col(&row, 3)?).unwrap_or_default(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The project row that holds a crate's index, created on first use (slug
+    /// `deps/<name>@<version>`: a `/` never appears in a user project's slug, which is a
+    /// directory name). Fails if the source directory is registered as a user project.
+    pub async fn dependency_index_project(&self, crate_id: i64) -> Result<ProjectRow> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                "SELECT name, version, source_root, index_project_id FROM dependency_crate WHERE id = ?1",
+                (crate_id,),
+            )
+            .await?;
+        let row = rows
+            .next()
+            .await?
+            .with_context(|| format!("no dependency crate with id {crate_id}"))?;
+        let name = text(col(&row, 0)?).unwrap_or_default();
+        let version = text(col(&row, 1)?).unwrap_or_default();
+        let root = text(col(&row, 2)?)
+            .with_context(|| format!("{name} {version}: its sources were not found"))?;
+        let existing = int(col(&row, 3)?);
+        drop(rows);
+        if let Some(id) = existing
+            && let Some(p) = self.project(id).await?
+        {
+            return Ok(p);
+        }
+        if let Some(owner) = self.project_with_root(&conn, &root).await? {
+            anyhow::bail!(
+                "{root} is registered as the project `{}`; its index is not shared as a dependency",
+                owner.slug
+            );
+        }
+        let slug = format!("deps/{name}@{version}");
+        let crate_name = name.replace('-', "_");
+        let id = in_transaction(&conn, async |conn| {
+            conn.execute(
+                "INSERT INTO project (slug, root, crate_name, registered_at) VALUES (?1, ?2, ?3, ?4)",
+                (slug.as_str(), root.as_str(), crate_name.as_str(), now_rfc3339()),
+            )
+            .await?;
+            let id = conn.last_insert_rowid();
+            // In the same transaction, so the row is never seen as a user project.
+            conn.execute(
+                "UPDATE dependency_crate SET index_project_id = ?2 WHERE id = ?1",
+                (crate_id, id),
+            )
+            .await?;
+            Ok(id)
+        })
+        .await?;
+        self.project(id)
+            .await?
+            .context("a dependency's index project vanished right after it was created")
+    }
+
+    async fn project_with_root(&self, conn: &Connection, root: &str) -> Result<Option<ProjectRow>> {
+        let mut rows = conn
+            .query(
+                format!("SELECT {PROJECT_COLUMNS} FROM project WHERE root = ?1"),
+                (root,),
+            )
+            .await?;
+        match rows.next().await? {
+            Some(row) => Ok(Some(project_from(&row)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Ends an index run over a crate: on success its index counts as complete (and its
+    /// note is cleared); on failure the note says why.
+    pub async fn finish_dependency_index(&self, crate_id: i64, error: Option<&str>) -> Result<()> {
+        let conn = self.connect()?;
+        match error {
+            None => {
+                conn.execute(
+                    "UPDATE dependency_crate SET indexed_at = ?2, note = NULL WHERE id = ?1",
+                    (crate_id, now_rfc3339()),
+                )
+                .await?
+            }
+            Some(e) => {
+                conn.execute(
+                    "UPDATE dependency_crate SET indexed_at = NULL, note = ?2 WHERE id = ?1",
+                    (crate_id, format!("indexing failed: {e}")),
+                )
+                .await?
+            }
+        };
+        Ok(())
+    }
+
+    /// Every definition in one index project, by file then line (paths relative to its root).
+    pub async fn index_project_symbols(&self, index_project_id: i64) -> Result<Vec<SymbolRow>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                format!(
+                    "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
+                     WHERE s.project_id = ?1 ORDER BY f.path, s.start_line, s.end_line DESC"
+                ),
+                (index_project_id,),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(symbol_from(&row)?);
+        }
+        Ok(out)
+    }
+
+    /// Definitions named `name` in each of `index_project_ids`, paired with the id they
+    /// come from, in the order of the ids, then by file and line. One lookup per project
+    /// on the `(project_id, name)` index.
+    pub async fn symbols_by_name_in(
+        &self,
+        index_project_ids: &[i64],
+        name: &str,
+    ) -> Result<Vec<(i64, SymbolRow)>> {
+        let conn = self.connect()?;
+        let mut stmt = conn
+            .prepare(format!(
+                "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
+                 WHERE s.project_id = ?1 AND s.name = ?2 ORDER BY f.path, s.start_line"
+            ))
+            .await?;
+        let mut out = Vec::new();
+        for &id in index_project_ids {
+            let mut rows = stmt
+                .query(vec![Value::Integer(id), Value::Text(name.to_string())])
+                .await?;
+            while let Some(row) = rows.next().await? {
+                out.push((id, symbol_from(&row)?));
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(name: &str, version: &str, root: Option<&str>) -> DependencyRecord {
+        DependencyRecord {
+            name: name.into(),
+            version: version.into(),
+            source_root: root.map(str::to_string),
+            note: if root.is_some() {
+                Some("queued".into())
+            } else {
+                Some("missing".into())
+            },
+        }
+    }
+
+    /// Stores one file with one function in an index project. Raw SQL, so the test
+    /// does not depend on the shape of `FileWrite`.
+    async fn store_function(db: &Db, project_id: i64, name: &str) {
+        let conn = db.connect().unwrap();
+        conn.execute(
+            "INSERT INTO source_file (project_id, path, content_hash, size, language, parse_errors, line_count) \
+             VALUES (?1, 'src/lib.rs', 'h', 1, 'rust', 0, 3)",
+            (project_id,),
+        )
+        .await
+        .unwrap();
+        let file_id = conn.last_insert_rowid();
+        conn.execute(
+            "INSERT INTO symbol (project_id, file_id, name, kind, qualified_name, signature, \
+             start_line, end_line, name_line, name_column) VALUES (?1, ?2, ?3, 'function', ?4, ?5, 1, 1, 1, 8)",
+            (project_id, file_id, name, format!("foo::{name}"), format!("pub fn {name}()")),
+        )
+        .await
+        .unwrap();
+    }
+
+    async fn open() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        (dir, db)
+    }
+
+    #[tokio::test]
+    async fn locked_crates_are_shared_and_their_index_projects_are_not_user_projects() {
+        let (_dir, db) = open().await;
+        let a = db.register_project("/w/a", None).await.unwrap();
+        let b = db.register_project("/w/b", None).await.unwrap();
+
+        let out = db
+            .record_project_dependencies(
+                a.id,
+                &[
+                    record("foo", "1.2.3", Some("/reg/foo-1.2.3")),
+                    record("gone", "0.1.0", None),
+                ],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            out,
+            RecordOutcome {
+                new_crates: 2,
+                links_changed: true
+            }
+        );
+        // Recording the same set again writes nothing.
+        let again = db
+            .record_project_dependencies(
+                a.id,
+                &[
+                    record("foo", "1.2.3", Some("/reg/foo-1.2.3")),
+                    record("gone", "0.1.0", None),
+                ],
+            )
+            .await
+            .unwrap();
+        assert_eq!(again, RecordOutcome::default());
+        // A second project locking foo reuses its row.
+        let out_b = db
+            .record_project_dependencies(b.id, &[record("foo", "1.2.3", Some("/reg/foo-1.2.3"))])
+            .await
+            .unwrap();
+        assert_eq!(
+            out_b,
+            RecordOutcome {
+                new_crates: 0,
+                links_changed: true
+            }
+        );
+        assert_eq!(db.all_dependency_indexes().await.unwrap().len(), 2);
+
+        let pending = db.pending_dependencies(Some(b.id)).await.unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(
+            (pending[0].name.as_str(), pending[0].source_root.as_str()),
+            ("foo", "/reg/foo-1.2.3")
+        );
+
+        let index = db
+            .dependency_index_project(pending[0].crate_id)
+            .await
+            .unwrap();
+        assert_eq!(index.slug, "deps/foo@1.2.3");
+        assert_eq!(index.root, "/reg/foo-1.2.3");
+        // Asking again returns the same row.
+        assert_eq!(
+            db.dependency_index_project(pending[0].crate_id)
+                .await
+                .unwrap()
+                .id,
+            index.id
+        );
+        store_function(&db, index.id, "helper").await;
+
+        // Not indexed until the run finishes.
+        let listed = db.dependency_indexes(a.id).await.unwrap();
+        assert_eq!(listed[0].crate_name, "foo");
+        assert_eq!(listed[0].index_project_id, None);
+        db.finish_dependency_index(pending[0].crate_id, None)
+            .await
+            .unwrap();
+        let listed = db.dependency_indexes(a.id).await.unwrap();
+        assert_eq!(
+            listed,
+            vec![
+                DependencyIndex {
+                    crate_name: "foo".into(),
+                    version: "1.2.3".into(),
+                    index_project_id: Some(index.id),
+                    source_root: Some("/reg/foo-1.2.3".into()),
+                    note: None,
+                },
+                DependencyIndex {
+                    crate_name: "gone".into(),
+                    version: "0.1.0".into(),
+                    index_project_id: None,
+                    source_root: None,
+                    note: Some("missing".into()),
+                },
+            ]
+        );
+        assert!(db.pending_dependencies(None).await.unwrap().is_empty());
+
+        // The index project is hidden from the user's project list and selectors.
+        let slugs: Vec<String> = db
+            .projects()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| p.slug)
+            .collect();
+        assert_eq!(slugs, vec!["a", "b"]);
+        assert!(
+            db.project_by_selector("deps/foo@1.2.3")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            db.project_by_selector(&index.id.to_string())
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            db.project_by_selector("/reg/foo-1.2.3")
+                .await
+                .unwrap()
+                .is_none()
+        );
+
+        let syms = db.index_project_symbols(index.id).await.unwrap();
+        assert_eq!(syms.len(), 1);
+        assert_eq!(syms[0].file_path, "src/lib.rs");
+        let hits = db
+            .symbols_by_name_in(&[a.id, index.id], "helper")
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0, index.id);
+        assert!(
+            db.symbols_by_name_in(&[index.id], "nothing")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[tokio::test]
+    async fn unindexed_crates_pick_up_fetched_sources_and_a_project_drops_what_it_no_longer_locks()
+    {
+        let (_dir, db) = open().await;
+        let a = db.register_project("/w/a", None).await.unwrap();
+        db.record_project_dependencies(a.id, &[record("foo", "1.0.0", None)])
+            .await
+            .unwrap();
+        assert!(db.pending_dependencies(None).await.unwrap().is_empty());
+        // `cargo fetch` ran: the sources are there now.
+        let out = db
+            .record_project_dependencies(a.id, &[record("foo", "1.0.0", Some("/reg/foo-1.0.0"))])
+            .await
+            .unwrap();
+        assert_eq!(out, RecordOutcome::default());
+        let listed = db.dependency_indexes(a.id).await.unwrap();
+        assert_eq!(listed[0].source_root.as_deref(), Some("/reg/foo-1.0.0"));
+        assert_eq!(listed[0].note.as_deref(), Some("queued"));
+        assert_eq!(db.pending_dependencies(Some(a.id)).await.unwrap().len(), 1);
+
+        // A failed run leaves the crate unindexed with the reason.
+        let id = db.pending_dependencies(None).await.unwrap()[0].crate_id;
+        db.finish_dependency_index(id, Some("disk full"))
+            .await
+            .unwrap();
+        let listed = db.dependency_indexes(a.id).await.unwrap();
+        assert_eq!(
+            listed[0].note.as_deref(),
+            Some("indexing failed: disk full")
+        );
+        assert_eq!(listed[0].index_project_id, None);
+
+        // Bumped to 1.1.0: the project locks only the new version; the old row stays cached.
+        let out = db
+            .record_project_dependencies(a.id, &[record("foo", "1.1.0", Some("/reg/foo-1.1.0"))])
+            .await
+            .unwrap();
+        assert_eq!(
+            out,
+            RecordOutcome {
+                new_crates: 1,
+                links_changed: true
+            }
+        );
+        let listed = db.dependency_indexes(a.id).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].version, "1.1.0");
+        assert_eq!(db.all_dependency_indexes().await.unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_directory_registered_as_a_user_project_is_not_taken_over() {
+        let (_dir, db) = open().await;
+        let user = db.register_project("/reg/foo-1.0.0", None).await.unwrap();
+        db.record_project_dependencies(user.id, &[record("foo", "1.0.0", Some("/reg/foo-1.0.0"))])
+            .await
+            .unwrap();
+        let id = db.pending_dependencies(None).await.unwrap()[0].crate_id;
+        let err = db
+            .dependency_index_project(id)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("registered as the project `foo-1.0.0`"),
+            "{err}"
+        );
+        assert_eq!(db.projects().await.unwrap().len(), 1);
+    }
+}
+
+/// Statements (project id as `?1`) removing a deleted project's rows from this area's
+/// tables; run by `Db::delete_project`.
+pub(crate) const PROJECT_DELETIONS: &[&str] = &[];

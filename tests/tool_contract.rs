@@ -1,0 +1,305 @@
+//! The tool contract, through the real binary: what tools/list publishes for each
+//! profile, how big it is, how arguments are coerced, which mistakes are refused with a
+//! message, and what usage telemetry keeps.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Scryer, fixture_workspace};
+
+const ALL_TOOLS: [&str; 19] = [
+    "calculate_blast_radius",
+    "delete_adr",
+    "delete_project",
+    "find_references",
+    "get_crate_outline",
+    "get_enclosing_scope",
+    "get_file_outline",
+    "get_indexing_status",
+    "get_token_savings_metrics",
+    "get_type_contract",
+    "index_workspace",
+    "inspect_symbol",
+    "list_projects",
+    "query_adrs",
+    "record_adr",
+    "resolve_definition",
+    "search_symbols",
+    "switch_active_project",
+    "trace_call_hierarchy",
+];
+
+const CORE: [&str; 6] = [
+    "calculate_blast_radius",
+    "find_references",
+    "get_enclosing_scope",
+    "get_file_outline",
+    "inspect_symbol",
+    "search_symbols",
+];
+
+/// Keywords strict function-calling validators reject, wherever they appear.
+fn non_portable(schema: &Value, path: &str, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let here = format!("{path}/{k}");
+                if !path.ends_with("/properties")
+                    && [
+                        "$ref",
+                        "$defs",
+                        "definitions",
+                        "format",
+                        "minimum",
+                        "maximum",
+                        "oneOf",
+                        "anyOf",
+                        "allOf",
+                    ]
+                    .contains(&k.as_str())
+                {
+                    out.push(here.clone());
+                }
+                if k == "type" && !v.is_string() && !path.ends_with("/properties") {
+                    out.push(format!("{here} (type array)"));
+                }
+                non_portable(v, &here, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                non_portable(v, &format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn the_full_profile_lists_19_portable_tools_within_the_size_budget() {
+    let s = Scryer::start(&[], &[]).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(names, ALL_TOOLS);
+
+    let mut total = 0;
+    for t in &tools {
+        let schema = Value::Object((*t.input_schema).clone());
+        let mut bad = Vec::new();
+        non_portable(&schema, "", &mut bad);
+        assert!(bad.is_empty(), "{}: {bad:?}", t.name);
+        let description = t.description.as_deref().unwrap_or("");
+        assert!(
+            description.len() <= 600,
+            "{}: {} chars",
+            t.name,
+            description.len()
+        );
+        let size = t.name.len() + description.len() + schema.to_string().len();
+        println!("{:<28} {:>5} chars", t.name, size);
+        total += size;
+
+        let props = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let budget = [
+            "find_references",
+            "search_symbols",
+            "get_file_outline",
+            "trace_call_hierarchy",
+            "get_crate_outline",
+        ]
+        .contains(&t.name.as_ref());
+        assert_eq!(
+            props.contains_key("max_tokens"),
+            budget,
+            "{}: max_tokens",
+            t.name
+        );
+        assert_eq!(
+            props.contains_key("no_truncate"),
+            budget,
+            "{}: no_truncate",
+            t.name
+        );
+        let project_tool = [
+            "switch_active_project",
+            "delete_project",
+            "get_indexing_status",
+            "get_token_savings_metrics",
+        ]
+        .contains(&t.name.as_ref());
+        assert_eq!(
+            props.contains_key("project"),
+            project_tool,
+            "{}: project",
+            t.name
+        );
+        assert!(t.annotations.is_some(), "{} has no annotations", t.name);
+    }
+    println!("total {total} chars");
+    assert!(total <= 14_000, "tool definitions take {total} characters");
+
+    let instructions = s
+        .client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(instructions.len() <= 1800, "{} chars", instructions.len());
+    for t in ALL_TOOLS {
+        assert!(instructions.contains(t), "instructions do not reach {t}");
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn the_core_profile_lists_six_always_loaded_tools_and_still_accepts_the_others() {
+    let s = Scryer::start(&["--tools", "core"], &[]).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(names, CORE);
+    for t in &tools {
+        let meta = t.meta.as_ref().map(|m| m.0.clone()).unwrap_or_default();
+        assert_eq!(
+            meta.get("anthropic/alwaysLoad"),
+            Some(&json!(true)),
+            "{}",
+            t.name
+        );
+    }
+    let instructions = s
+        .client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    for t in CORE {
+        assert!(
+            instructions.contains(t),
+            "core instructions do not reach {t}"
+        );
+    }
+    assert!(!instructions.contains("index_workspace"), "{instructions}");
+    // Hidden tools are still answered.
+    let (text, is_error) = s.call("list_projects", json!({})).await;
+    assert!(!is_error, "{text}");
+    s.stop().await;
+
+    let s = Scryer::start(&["--always-load", "none"], &[]).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    assert!(tools.iter().all(|t| t.meta.is_none()));
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn arguments_are_coerced_and_mistakes_are_named() {
+    let ws = fixture_workspace();
+    let s = Scryer::start(&[], &[]).await;
+    s.index(ws.path()).await;
+
+    // "12" for an integer, "true" for a boolean, null for an absent optional.
+    let a = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "area", "limit": "1", "no_truncate": "true", "offset": null}),
+        )
+        .await;
+    assert!(
+        a.get("next_offset").is_some() || a["complete"] == json!(true),
+        "{a}"
+    );
+    // A string that is not a number is still an error naming the argument.
+    let (text, is_error) = s
+        .call(
+            "find_references",
+            json!({"symbol": "area", "offset": "abc"}),
+        )
+        .await;
+    assert!(is_error && text.contains("offset"), "{text}");
+    // An explicit project must exist: no silent fallback.
+    let (text, is_error) = s
+        .call(
+            "find_references",
+            json!({"symbol": "area", "project": "no-such-project"}),
+        )
+        .await;
+    assert!(
+        is_error && text.contains("no-such-project") && text.contains("demo"),
+        "{text}"
+    );
+    // Lines are 1-based.
+    let (text, is_error) = s
+        .call(
+            "get_enclosing_scope",
+            json!({"file_path": "src/lib.rs", "line": 0}),
+        )
+        .await;
+    assert!(is_error && text.contains("line"), "{text}");
+    let (text, is_error) = s
+        .call(
+            "get_enclosing_scope",
+            json!({"file_path": "src/lib.rs", "line": "3"}),
+        )
+        .await;
+    assert!(!is_error, "{text}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn switching_and_deleting_projects_and_usage_without_content() {
+    let ws = fixture_workspace();
+    let s = Scryer::start(&[], &[]).await;
+    s.index(ws.path()).await;
+    let (text, is_error) = s
+        .call(
+            "switch_active_project",
+            json!({"project": "no-such-project"}),
+        )
+        .await;
+    assert!(is_error && text.contains("no-such-project"), "{text}");
+    let a = s
+        .call_json("switch_active_project", json!({"project": "demo"}))
+        .await;
+    assert_eq!(a["active"], json!(true), "{a}");
+
+    let secret = "ZzSecretArgumentQq";
+    let _ = s.call("find_references", json!({"symbol": secret})).await;
+    let usage = s.call_json("get_token_savings_metrics", json!({})).await;
+    let tools: Vec<&str> = usage["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["tool"].as_str())
+        .collect();
+    assert!(tools.contains(&"find_references"), "{usage}");
+    s.stop().await;
+
+    // Telemetry rows hold no argument text: the database file never sees it.
+    let state = tempfile::tempdir().unwrap();
+    let db_path = state.path().join("index.db");
+    let s = Scryer::start_with_db(&db_path, &[], &[]).await;
+    s.index(ws.path()).await;
+    let _ = s.call("find_references", json!({"symbol": secret})).await;
+    let usage = s.call_json("get_token_savings_metrics", json!({})).await;
+    assert!(usage["calls"].as_u64().unwrap_or(0) >= 2, "{usage}");
+    let deleted = s
+        .call_json("delete_project", json!({"project": "demo"}))
+        .await;
+    assert_eq!(deleted["deleted"], "demo", "{deleted}");
+    let listed = s.call_json("list_projects", json!({})).await;
+    assert_eq!(listed["total"], 0, "{listed}");
+    s.stop().await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let mut bytes = std::fs::read(&db_path).unwrap();
+    if let Ok(wal) = std::fs::read(db_path.with_extension("db-wal")) {
+        bytes.extend(wal);
+    }
+    let hay = String::from_utf8_lossy(&bytes);
+    assert!(
+        hay.contains("find_references"),
+        "telemetry rows are written"
+    );
+    assert!(!hay.contains(secret), "an argument reached the database");
+}
