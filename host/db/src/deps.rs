@@ -425,6 +425,29 @@ impl Db {
         Ok(out)
     }
 
+    /// How many definitions each of `index_project_ids` holds (ids without any are left
+    /// out). Counts symbols only, on the `(project_id, name)` index: a dependency's
+    /// reference rows, many times more, are never counted.
+    pub async fn symbol_counts(
+        &self,
+        index_project_ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, u32>> {
+        let conn = self.connect()?;
+        let mut stmt = conn
+            .prepare("SELECT COUNT(*) FROM symbol WHERE project_id = ?1")
+            .await?;
+        let mut out = std::collections::HashMap::new();
+        for &id in index_project_ids {
+            let mut rows = stmt.query((id,)).await?;
+            if let Some(row) = rows.next().await?
+                && let Some(n) = int(col(&row, 0)?).filter(|n| *n > 0)
+            {
+                out.insert(id, n as u32);
+            }
+        }
+        Ok(out)
+    }
+
     /// Definitions named `name` in each of `index_project_ids`, paired with the id they
     /// come from, in the order of the ids, then by file and line. One lookup per project
     /// on the `(project_id, name)` index.
@@ -629,6 +652,9 @@ mod tests {
         let syms = db.index_project_symbols(index.id).await.unwrap();
         assert_eq!(syms.len(), 1);
         assert_eq!(syms[0].file_path, "src/lib.rs");
+        let counts = db.symbol_counts(&[a.id, index.id]).await.unwrap();
+        assert_eq!(counts.get(&index.id), Some(&1));
+        assert_eq!(counts.get(&a.id), None);
         let hits = db
             .symbols_by_name_in(&[a.id, index.id], "helper")
             .await

@@ -10,6 +10,7 @@
 
 mod budget;
 pub mod contract;
+mod deps;
 mod dispatch;
 mod host_services;
 mod instructions;

@@ -121,6 +121,9 @@ impl ProjectManager {
             let _write = writer.lock().await;
             let outcome: Result<IndexReport> =
                 indexer::index_project(&this.db, &project, progress).await;
+            if outcome.is_ok() {
+                crate::deps::index_locked_crates(&this, &project);
+            }
             match &outcome {
                 Ok(r) => tracing::info!(
                     project = %project.slug,

@@ -1,0 +1,372 @@
+//! Dependency crates in the background: after a project's index run, what it locks in
+//! `Cargo.lock` is recorded and each crate version not indexed yet is indexed from the
+//! local cargo registry into the shared dependency index.
+//!
+//! One worker per database indexes the pending crates one at a time, and waits before
+//! each crate while any user project has an index run going: a dependency (tokio has
+//! ~800 files) never delays the project the user asked for. Calls to the
+//! `dependencies` interface re-check the project's `Cargo.lock` ([`ensure_current`]),
+//! so a `cargo update`, a `cargo fetch` or an index built before this existed is
+//! picked up without a re-index.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use scryer_db::ProjectRow;
+use scryer_engine::deps;
+
+use crate::projects::ProjectManager;
+
+/// How long a call trusts the last look at a project's `Cargo.lock`.
+const RECHECK: Duration = Duration::from_secs(2);
+/// How long the worker waits for a user index run before going on regardless.
+const YIELD_LIMIT: Duration = Duration::from_secs(600);
+
+/// Process-wide state, keyed by database file so servers on different databases in one
+/// process (tests) never share work.
+#[derive(Default)]
+struct State {
+    /// Databases with a worker running, and whether more work arrived meanwhile.
+    workers: HashMap<PathBuf, (u64, bool)>,
+    next_worker: u64,
+    /// Crates whose index run failed in this process: not retried until a restart.
+    failed: HashSet<(PathBuf, i64)>,
+    /// The last `Cargo.lock` fingerprint recorded per project, and when it was checked.
+    seen: HashMap<(PathBuf, i64), (String, Instant)>,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// Recording is quick but must not interleave for one project (two callers would both
+/// insert the same new crate).
+static RECORDING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn state() -> MutexGuard<'static, Option<State>> {
+    STATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> T {
+    f(state().get_or_insert_with(State::default))
+}
+
+/// What identifies the lockfile's content: its path and a hash of its bytes ("none"
+/// without one).
+fn fingerprint(project_root: &Path) -> String {
+    match deps::find_lockfile(project_root) {
+        Some(path) => match std::fs::read(&path) {
+            Ok(bytes) => format!(
+                "{}#{}",
+                path.display(),
+                scryer_engine::indexer::content_hash(&bytes)
+            ),
+            Err(e) => format!("{}!{e}", path.display()),
+        },
+        None => "none".into(),
+    }
+}
+
+/// Called when a project's index run finished: records what it locks and indexes the
+/// new crates, in the background. Returns at once.
+pub(crate) fn index_locked_crates(projects: &Arc<ProjectManager>, project: &ProjectRow) {
+    let projects = projects.clone();
+    let (id, root) = (project.id, PathBuf::from(&project.root));
+    tokio::spawn(async move {
+        match record(&projects, id, &root, deps::default_cargo_home()).await {
+            Ok(()) => kick(&projects),
+            Err(e) => {
+                tracing::warn!(project = id, error = %format!("{e:#}"), "reading Cargo.lock failed")
+            }
+        }
+    });
+}
+
+/// Before a `dependencies` answer: records the project's locked crates again if its
+/// `Cargo.lock` changed since this process last read it (or was never read), and makes
+/// sure its pending crates are being indexed. Errors when the lockfile cannot be read.
+pub(crate) async fn ensure_current(
+    projects: &Arc<ProjectManager>,
+    project_id: i64,
+    project_root: &Path,
+) -> Result<()> {
+    ensure_current_with(
+        projects,
+        project_id,
+        project_root,
+        deps::default_cargo_home(),
+    )
+    .await
+}
+
+/// [`ensure_current`] with the cargo home given (tests never read the real one).
+async fn ensure_current_with(
+    projects: &Arc<ProjectManager>,
+    project_id: i64,
+    project_root: &Path,
+    cargo_home: Option<PathBuf>,
+) -> Result<()> {
+    let key = (projects.db().path().to_path_buf(), project_id);
+    let fresh = with_state(|s| {
+        s.seen
+            .get(&key)
+            .is_some_and(|(_, at)| at.elapsed() < RECHECK)
+    });
+    if !fresh {
+        let root = project_root.to_path_buf();
+        let now = tokio::task::spawn_blocking(move || fingerprint(&root)).await?;
+        let same = with_state(|s| match s.seen.get_mut(&key) {
+            Some((fp, at)) if *fp == now => {
+                *at = Instant::now();
+                true
+            }
+            _ => false,
+        });
+        if !same {
+            record(projects, project_id, project_root, cargo_home).await?;
+        }
+    }
+    let pending = projects.db().pending_dependencies(Some(project_id)).await?;
+    let db_path = &key.0;
+    let waiting = with_state(|s| {
+        pending
+            .iter()
+            .any(|p| !s.failed.contains(&(db_path.clone(), p.crate_id)))
+    });
+    if waiting {
+        kick(projects);
+    }
+    Ok(())
+}
+
+/// Records what the project locks, and remembers the lockfile it read.
+async fn record(
+    projects: &Arc<ProjectManager>,
+    project_id: i64,
+    root: &Path,
+    cargo_home: Option<PathBuf>,
+) -> Result<()> {
+    let _one = RECORDING.lock().await;
+    let root_owned = root.to_path_buf();
+    let before = tokio::task::spawn_blocking(move || fingerprint(&root_owned)).await?;
+    let report =
+        deps::record_locked_crates(projects.db(), project_id, root, cargo_home.as_deref()).await?;
+    if report.recorded.new_crates > 0 || report.recorded.links_changed {
+        tracing::info!(
+            project = project_id,
+            locked = report.locked,
+            missing = report.missing,
+            new = report.recorded.new_crates,
+            "recorded locked crates"
+        );
+    }
+    let key = (projects.db().path().to_path_buf(), project_id);
+    with_state(|s| s.seen.insert(key, (before, Instant::now())));
+    Ok(())
+}
+
+/// Removes a worker's registration when its task ends in any way (a panic included), so
+/// the next call starts a new one.
+struct WorkerGuard {
+    db: PathBuf,
+    token: u64,
+}
+
+impl Drop for WorkerGuard {
+    fn drop(&mut self) {
+        with_state(|s| {
+            if s.workers
+                .get(&self.db)
+                .is_some_and(|(t, _)| *t == self.token)
+            {
+                s.workers.remove(&self.db);
+            }
+        });
+    }
+}
+
+/// Makes sure a worker is indexing the pending crates of this database: starts one, or
+/// tells the running one to look again when it runs out.
+fn kick(projects: &Arc<ProjectManager>) {
+    let db = projects.db().path().to_path_buf();
+    let token = with_state(|s| {
+        if let Some((_, more)) = s.workers.get_mut(&db) {
+            *more = true;
+            return None;
+        }
+        s.next_worker += 1;
+        let token = s.next_worker;
+        s.workers.insert(db.clone(), (token, false));
+        Some(token)
+    });
+    let Some(token) = token else { return };
+    let projects = projects.clone();
+    tokio::spawn(async move {
+        let _guard = WorkerGuard {
+            db: db.clone(),
+            token,
+        };
+        loop {
+            if let Err(e) = drain(&projects, &db).await {
+                tracing::warn!(error = %format!("{e:#}"), "indexing dependency crates stopped");
+            }
+            let again = with_state(|s| match s.workers.get_mut(&db) {
+                Some((_, more)) if *more => {
+                    *more = false;
+                    true
+                }
+                _ => false,
+            });
+            if !again {
+                break;
+            }
+        }
+    });
+}
+
+/// Indexes pending crates one at a time until none is left (failed ones are skipped).
+async fn drain(projects: &Arc<ProjectManager>, db_path: &Path) -> Result<()> {
+    let db = projects.db();
+    loop {
+        let pending = db.pending_dependencies(None).await?;
+        let next = with_state(|s| {
+            pending
+                .into_iter()
+                .find(|p| !s.failed.contains(&(db_path.to_path_buf(), p.crate_id)))
+        });
+        let Some(crate_) = next else {
+            return Ok(());
+        };
+        yield_to_user_runs(projects).await?;
+        let started = Instant::now();
+        match deps::index_dependency(db, &crate_).await {
+            Ok(r) => tracing::info!(
+                crate_name = %crate_.name,
+                version = %crate_.version,
+                files = r.files_seen,
+                symbols = r.symbols_written,
+                ms = started.elapsed().as_millis() as u64,
+                "indexed dependency crate"
+            ),
+            Err(e) => {
+                tracing::warn!(
+                    crate_name = %crate_.name,
+                    version = %crate_.version,
+                    error = %format!("{e:#}"),
+                    "indexing a dependency crate failed"
+                );
+                with_state(|s| s.failed.insert((db_path.to_path_buf(), crate_.crate_id)));
+            }
+        }
+    }
+}
+
+/// Waits while any user project has an index run going.
+async fn yield_to_user_runs(projects: &Arc<ProjectManager>) -> Result<()> {
+    for p in projects.db().projects().await? {
+        projects.wait_idle(p.id, YIELD_LIMIT).await;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    const LOCK: &str = "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\n\n\
+        [[package]]\nname = \"foo\"\nversion = \"1.2.3\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+
+    /// A cargo home holding `foo 1.2.3` and `bar 0.9.0`, and a project locking foo.
+    fn fixture(dir: &Path) -> (PathBuf, PathBuf) {
+        let home = dir.join("cargo-home");
+        for (name, version) in [("foo", "1.2.3"), ("bar", "0.9.0")] {
+            let src = home.join(format!("registry/src/index.crates.io-0/{name}-{version}"));
+            write(
+                &src.join("Cargo.toml"),
+                &format!("[package]\nname = \"{name}\"\n"),
+            );
+            write(
+                &src.join("src/lib.rs"),
+                &format!("pub fn {name}_fn() {{}}\n"),
+            );
+        }
+        let root = dir.join("app");
+        write(&root.join("Cargo.toml"), "[package]\nname = \"app\"\n");
+        write(&root.join("Cargo.lock"), LOCK);
+        (home, root)
+    }
+
+    /// Waits until no crate is pending (the worker ran out of work).
+    async fn settled(projects: &Arc<ProjectManager>) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !projects
+            .db()
+            .pending_dependencies(None)
+            .await
+            .unwrap()
+            .is_empty()
+        {
+            assert!(Instant::now() < deadline, "dependency crates still pending");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn calls_pick_up_a_changed_lockfile_and_the_worker_indexes_new_crates() {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, root) = fixture(dir.path());
+        let db = scryer_db::Db::open(&dir.path().join("index.db"))
+            .await
+            .unwrap();
+        let projects = ProjectManager::new(db);
+        let p = projects.register(&root).await.unwrap();
+
+        ensure_current_with(&projects, p.id, &root, Some(home.clone()))
+            .await
+            .unwrap();
+        settled(&projects).await;
+        let locked = projects.db().dependency_indexes(p.id).await.unwrap();
+        assert_eq!(locked.len(), 1);
+        assert!(locked[0].index_project_id.is_some(), "{locked:?}");
+
+        // `cargo add bar`: the next call (after the re-check interval) sees it.
+        write(
+            &root.join("Cargo.lock"),
+            &format!(
+                "{LOCK}\n[[package]]\nname = \"bar\"\nversion = \"0.9.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
+            ),
+        );
+        let key = (projects.db().path().to_path_buf(), p.id);
+        with_state(|s| s.seen.get_mut(&key).unwrap().1 -= RECHECK);
+        ensure_current_with(&projects, p.id, &root, Some(home))
+            .await
+            .unwrap();
+        settled(&projects).await;
+        let locked = projects.db().dependency_indexes(p.id).await.unwrap();
+        let names: Vec<(&str, bool)> = locked
+            .iter()
+            .map(|d| (d.crate_name.as_str(), d.index_project_id.is_some()))
+            .collect();
+        assert_eq!(names, vec![("bar", true), ("foo", true)]);
+        // The crates' index rows are not user projects.
+        assert_eq!(projects.db().projects().await.unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_fingerprint_follows_the_lockfile_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(fingerprint(root), "none");
+        write(&root.join("Cargo.lock"), "version = 4\n");
+        let first = fingerprint(root);
+        assert!(first.contains("Cargo.lock#"), "{first}");
+        assert_eq!(fingerprint(root), first);
+        write(&root.join("Cargo.lock"), "version = 4\n\n[[package]]\n");
+        assert_ne!(fingerprint(root), first);
+    }
+}
