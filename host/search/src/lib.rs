@@ -1,0 +1,538 @@
+//! BM25 search over symbols, in memory.
+//!
+//! A [`SymbolIndex`] holds one corpus (a project's symbols, or one dependency crate's)
+//! in a RAM-only tantivy index. Each symbol is indexed in five fields, tokenized by
+//! [`tokens`] (case and `_` splitting, lower-case), and a query is tokenized the same
+//! way and scored as a sum of per-field BM25 terms:
+//!
+//! | field | contents | boost |
+//! |---|---|---|
+//! | name | the symbol's name: its parts and the whole name | 3 |
+//! | module | the qualified name's segments before the name (`tokio`, `sync`) | 1.5 |
+//! | signature | the declaration line | 1 |
+//! | docstring | the doc comment | 1 |
+//! | kind | `function`, `trait`, ... | 0.5 |
+//!
+//! Why these weights: the name is what an agent types when it half-remembers a symbol,
+//! so a hit there is the strongest evidence. Module segments place a symbol but are
+//! shared by every sibling in the module, so they count half as much. Signature and
+//! docstring words describe behaviour and are the baseline. The kind only nudges
+//! (`trait runtime` prefers the trait among equal names).
+//!
+//! A query that spells a symbol's whole name (ignoring case, `_` and spaces:
+//! `hash map`, `HashMap`, `hash_map`) adds to that symbol a bonus larger than any score
+//! the query's words can give a symbol, so exact names rank first.
+
+pub mod tokens;
+
+use std::collections::{BTreeMap, HashMap};
+
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::{DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Term};
+
+/// Why a search could not be answered.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum SearchError {
+    /// The query (or a filter) cannot be searched; the message says why and what works.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The index itself failed (should not happen with an in-memory index).
+    #[error("search index: {0}")]
+    Index(String),
+}
+
+impl From<tantivy::TantivyError> for SearchError {
+    fn from(e: tantivy::TantivyError) -> Self {
+        SearchError::Index(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for SearchError {
+    fn from(e: std::io::Error) -> Self {
+        SearchError::Index(e.to_string())
+    }
+}
+
+pub type Result<T, E = SearchError> = std::result::Result<T, E>;
+
+/// One symbol to index. `key` is the caller's handle to it (e.g. its position in the
+/// caller's list) and comes back in [`Hit::key`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchDoc {
+    pub key: u64,
+    pub name: String,
+    pub qualified_name: String,
+    pub signature: String,
+    pub docstring: Option<String>,
+    pub kind: String,
+    /// For dependency symbols: the crate, so a search can be narrowed to it.
+    pub crate_name: Option<String>,
+    pub crate_version: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub key: u64,
+    pub score: f32,
+    /// The query terms found in this symbol's fields, lower-case, in query order.
+    pub matched_terms: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Page {
+    pub hits: Vec<Hit>,
+    /// Matching symbols in all, before paging.
+    pub total: u64,
+}
+
+/// A hit of a search over several indexes: `source` is the position of its index in
+/// the slice given to [`SymbolIndex::search_many`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourcedHit {
+    pub source: usize,
+    pub hit: Hit,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ManyPage {
+    pub hits: Vec<SourcedHit>,
+    pub total: u64,
+}
+
+/// BM25's `k1` as tantivy uses it: a term's score is below `idf * (1 + K1) * boost`.
+const BM25_K1: f32 = 1.2;
+
+/// Per-thread memory budget of the index writer. Generous, so a large crate still ends
+/// up in one or a few segments; the arena grows as needed rather than up front.
+const WRITER_MEMORY: usize = 128 * 1024 * 1024;
+
+#[derive(Clone, Copy)]
+struct Fields {
+    key: Field,
+    name: Field,
+    module: Field,
+    signature: Field,
+    docstring: Field,
+    kind: Field,
+    /// The compact whole name (see [`tokens::compact`]), one token.
+    exact: Field,
+    /// The crate's normalised name and `name@version`.
+    krate: Field,
+}
+
+impl Fields {
+    /// The scored fields with their boosts (see the crate docs for why).
+    fn weighted(&self) -> [(Field, f32); 5] {
+        [
+            (self.name, 3.0),
+            (self.module, 1.5),
+            (self.signature, 1.0),
+            (self.docstring, 1.0),
+            (self.kind, 0.5),
+        ]
+    }
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    // Tokens come pre-tokenized, so the field tokenizer is never run; frequencies are
+    // kept for BM25, positions are not (no phrase queries).
+    let scored = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("raw")
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let filter = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("raw")
+            .set_index_option(IndexRecordOption::Basic)
+            .set_fieldnorms(false),
+    );
+    let fields = Fields {
+        key: b.add_u64_field("key", FAST),
+        name: b.add_text_field("name", scored.clone()),
+        module: b.add_text_field("module", scored.clone()),
+        signature: b.add_text_field("signature", scored.clone()),
+        docstring: b.add_text_field("docstring", scored.clone()),
+        kind: b.add_text_field("kind", scored),
+        exact: b.add_text_field("exact", filter.clone()),
+        krate: b.add_text_field("crate", filter),
+    };
+    (b.build(), fields)
+}
+
+fn pre_tokenized(tokens: Vec<String>) -> PreTokenizedString {
+    let mut offset = 0usize;
+    let tokens = tokens
+        .into_iter()
+        .enumerate()
+        .map(|(position, text)| {
+            let from = offset;
+            offset += text.len() + 1;
+            Token {
+                offset_from: from,
+                offset_to: from + text.len(),
+                position,
+                position_length: 1,
+                text,
+            }
+        })
+        .collect();
+    // The original text is only used for stored fields, and nothing is stored.
+    PreTokenizedString {
+        text: String::new(),
+        tokens,
+    }
+}
+
+/// A crate name as compared: lower-case, `-` and `_` equivalent.
+pub fn normalize_crate_name(name: &str) -> String {
+    name.trim().to_lowercase().replace('-', "_")
+}
+
+/// The qualified name's part before the symbol's own name (`tokio::sync` for
+/// `tokio::sync::Mutex`), or all of it when it does not end with the name.
+fn module_part<'a>(qualified_name: &'a str, name: &str) -> &'a str {
+    match qualified_name.strip_suffix(name) {
+        Some(prefix) if !name.is_empty() => prefix,
+        _ => qualified_name,
+    }
+}
+
+/// An in-memory BM25 index over one corpus of symbols. Immutable once built: a corpus
+/// that changes is indexed again.
+pub struct SymbolIndex {
+    // Kept so the searcher's segments stay alive with the reader.
+    _reader: IndexReader,
+    searcher: Searcher,
+    fields: Fields,
+    docs: u64,
+}
+
+impl std::fmt::Debug for SymbolIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SymbolIndex")
+            .field("docs", &self.docs)
+            .finish()
+    }
+}
+
+/// A query ready to run: its distinct terms and its compact form.
+struct Prepared {
+    terms: Vec<String>,
+    exact: Option<String>,
+}
+
+fn prepare(query: &str) -> Result<Prepared> {
+    let terms = tokens::query_terms(query);
+    if terms.is_empty() {
+        let shown: String = query.chars().filter(|c| !c.is_control()).take(60).collect();
+        return Err(SearchError::InvalidArgument(format!(
+            "query {shown:?} has no searchable term: search words are runs of letters, digits or `_` \
+             (e.g. `spawn blocking`, `HashMap`, `read_to_string`); punctuation, control characters \
+             and lone combining marks are ignored"
+        )));
+    }
+    let compact = tokens::compact(tokens::query_prefix(query));
+    // A compact form longer than any word cannot be a name (and would make a huge term).
+    let exact =
+        (!compact.is_empty() && compact.len() <= 4 * tokens::MAX_WORD_CHARS).then_some(compact);
+    Ok(Prepared { terms, exact })
+}
+
+/// Checks that `query` has a searchable term, with the error a search would give.
+pub fn check_query(query: &str) -> Result<()> {
+    prepare(query).map(|_| ())
+}
+
+impl SymbolIndex {
+    /// Indexes `docs`. An empty corpus gives an index that matches nothing.
+    pub fn build(docs: impl IntoIterator<Item = SearchDoc>) -> Result<SymbolIndex> {
+        let (schema, fields) = schema();
+        let index = Index::builder().schema(schema).create_in_ram()?;
+        let mut writer =
+            index.writer_with_num_threads::<tantivy::TantivyDocument>(1, WRITER_MEMORY)?;
+        // One writer, one commit: merging segments in the background would only burn CPU.
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        let mut count = 0u64;
+        for d in docs {
+            let mut doc = tantivy::TantivyDocument::default();
+            doc.add_u64(fields.key, d.key);
+            doc.add_pre_tokenized_text(fields.name, pre_tokenized(tokens::tokenize(&d.name)));
+            doc.add_pre_tokenized_text(
+                fields.module,
+                pre_tokenized(tokens::tokenize(module_part(&d.qualified_name, &d.name))),
+            );
+            doc.add_pre_tokenized_text(
+                fields.signature,
+                pre_tokenized(tokens::tokenize(&d.signature)),
+            );
+            if let Some(ds) = &d.docstring {
+                doc.add_pre_tokenized_text(fields.docstring, pre_tokenized(tokens::tokenize(ds)));
+            }
+            doc.add_pre_tokenized_text(fields.kind, pre_tokenized(tokens::tokenize(&d.kind)));
+            let exact = tokens::compact(&d.name);
+            if !exact.is_empty() {
+                doc.add_pre_tokenized_text(fields.exact, pre_tokenized(vec![exact]));
+            }
+            if let Some(c) = &d.crate_name {
+                let c = normalize_crate_name(c);
+                let mut toks = vec![c.clone()];
+                if let Some(v) = &d.crate_version {
+                    toks.push(format!("{c}@{}", v.trim()));
+                }
+                doc.add_pre_tokenized_text(fields.krate, pre_tokenized(toks));
+            }
+            writer.add_document(doc)?;
+            count += 1;
+        }
+        writer.commit()?;
+        writer.wait_merging_threads()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let searcher = reader.searcher();
+        Ok(SymbolIndex {
+            _reader: reader,
+            searcher,
+            fields,
+            docs: count,
+        })
+    }
+
+    /// Symbols indexed.
+    pub fn len(&self) -> u64 {
+        self.docs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs == 0
+    }
+
+    /// Bytes the index takes in memory (its RAM directory's files).
+    pub fn memory_bytes(&self) -> Result<u64> {
+        Ok(self.searcher.space_usage()?.total().get_bytes())
+    }
+
+    /// Symbols matching `query`, best first: `limit` hits from `offset`, and the total.
+    /// `crate_filter` keeps only symbols of that crate (case-insensitive, `-` = `_`,
+    /// or `name@version`).
+    pub fn search(
+        &self,
+        query: &str,
+        crate_filter: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Page> {
+        let many = Self::search_many(&[self], query, crate_filter, offset, limit)?;
+        Ok(Page {
+            hits: many.hits.into_iter().map(|h| h.hit).collect(),
+            total: many.total,
+        })
+    }
+
+    /// [`SymbolIndex::search`] over several indexes at once, merged by score. The
+    /// exact-name bonus is the same for all of them, so an exact name ranks first across
+    /// the merge too. (Each index's BM25 statistics are its own, so scores from
+    /// different indexes are comparable only roughly.)
+    pub fn search_many(
+        indexes: &[&SymbolIndex],
+        query: &str,
+        crate_filter: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<ManyPage> {
+        let prepared = prepare(query)?;
+        let crate_filter = match crate_filter.map(normalize_crate_name) {
+            Some(c) if c.is_empty() => {
+                return Err(SearchError::InvalidArgument(
+                    "crate_name is empty: pass a crate name such as `serde` or `tokio-util`".into(),
+                ));
+            }
+            other => other,
+        };
+        let mut bonus = 0f32;
+        for idx in indexes {
+            bonus = bonus.max(idx.score_bound(&prepared.terms)?);
+        }
+        // Strictly above any sum of word scores, with room for f32 rounding.
+        let bonus = bonus * 1.001 + 0.01;
+
+        let wanted = offset.saturating_add(limit);
+        let mut total = 0u64;
+        // (score, source, address): merged below.
+        let mut candidates: Vec<(f32, usize, DocAddress)> = Vec::new();
+        for (source, idx) in indexes.iter().enumerate() {
+            if idx.is_empty() {
+                continue;
+            }
+            let q = idx.query(&prepared, crate_filter.as_deref(), bonus);
+            // Never ask tantivy for more than the index holds: it sizes its heap by the limit.
+            let fetch = wanted.min(usize::try_from(idx.docs).unwrap_or(usize::MAX));
+            if fetch == 0 {
+                total += idx.searcher.search(&q, &Count)? as u64;
+                continue;
+            }
+            let (count, top) = idx
+                .searcher
+                .search(&q, &(Count, TopDocs::with_limit(fetch).order_by_score()))?;
+            total += count as u64;
+            candidates.extend(top.into_iter().map(|(s, a)| (s, source, a)));
+        }
+        candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let page: Vec<(f32, usize, DocAddress)> =
+            candidates.into_iter().skip(offset).take(limit).collect();
+
+        // Keys and matched terms, looked up per index and segment in doc order.
+        let mut by_segment: BTreeMap<(usize, u32), Vec<DocId>> = BTreeMap::new();
+        for &(_, source, addr) in &page {
+            by_segment
+                .entry((source, addr.segment_ord))
+                .or_default()
+                .push(addr.doc_id);
+        }
+        let mut details: HashMap<(usize, DocAddress), (u64, Vec<String>)> = HashMap::new();
+        for ((source, segment_ord), mut docs) in by_segment {
+            docs.sort_unstable();
+            docs.dedup();
+            let idx = indexes[source];
+            for (doc, key, matched) in idx.describe(segment_ord, &docs, &prepared.terms)? {
+                details.insert((source, DocAddress::new(segment_ord, doc)), (key, matched));
+            }
+        }
+        let hits = page
+            .into_iter()
+            .filter_map(|(score, source, addr)| {
+                let (key, matched_terms) = details.remove(&(source, addr))?;
+                Some(SourcedHit {
+                    source,
+                    hit: Hit {
+                        key,
+                        score,
+                        matched_terms,
+                    },
+                })
+            })
+            .collect();
+        Ok(ManyPage { hits, total })
+    }
+
+    /// An upper bound of the score the query's words can give any symbol here: each
+    /// term's BM25 is below `idf * (1 + k1)`, times its field's boost.
+    fn score_bound(&self, terms: &[String]) -> Result<f32> {
+        if self.docs == 0 {
+            return Ok(0.0);
+        }
+        let n = self.docs as f32;
+        let mut bound = 0f32;
+        for t in terms {
+            for (field, boost) in self.fields.weighted() {
+                let df = self.searcher.doc_freq(&Term::from_field_text(field, t))?;
+                if df == 0 {
+                    continue;
+                }
+                let df = df as f32;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                bound += boost * idf * (1.0 + BM25_K1);
+            }
+        }
+        Ok(bound)
+    }
+
+    fn query(&self, prepared: &Prepared, crate_filter: Option<&str>, bonus: f32) -> Box<dyn Query> {
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in &prepared.terms {
+            for (field, boost) in self.fields.weighted() {
+                let term = TermQuery::new(
+                    Term::from_field_text(field, t),
+                    IndexRecordOption::WithFreqs,
+                );
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(term), boost)),
+                ));
+            }
+        }
+        if let Some(exact) = &prepared.exact {
+            let term = TermQuery::new(
+                Term::from_field_text(self.fields.exact, exact),
+                IndexRecordOption::Basic,
+            );
+            should.push((
+                Occur::Should,
+                Box::new(ConstScoreQuery::new(Box::new(term), bonus)),
+            ));
+        }
+        let words: Box<dyn Query> = Box::new(BooleanQuery::new(should));
+        match crate_filter {
+            None => words,
+            Some(c) => {
+                let term = TermQuery::new(
+                    Term::from_field_text(self.fields.krate, c),
+                    IndexRecordOption::Basic,
+                );
+                // A filter: it must match but adds nothing to the score.
+                Box::new(BooleanQuery::new(vec![
+                    (
+                        Occur::Must,
+                        Box::new(ConstScoreQuery::new(Box::new(term), 0.0)),
+                    ),
+                    (Occur::Must, words),
+                ]))
+            }
+        }
+    }
+
+    /// For docs (ascending) of one segment: their keys and which query terms they hold.
+    fn describe(
+        &self,
+        segment_ord: u32,
+        docs: &[DocId],
+        terms: &[String],
+    ) -> Result<Vec<(DocId, u64, Vec<String>)>> {
+        let reader = self.searcher.segment_reader(segment_ord);
+        let keys = reader.fast_fields().u64("key")?;
+        // matched[i][j]: doc i holds term j in some field.
+        let mut matched = vec![vec![false; terms.len()]; docs.len()];
+        for (j, t) in terms.iter().enumerate() {
+            for (field, _) in self.fields.weighted() {
+                let inverted = reader.inverted_index(field)?;
+                let Some(mut postings) = inverted
+                    .read_postings(&Term::from_field_text(field, t), IndexRecordOption::Basic)?
+                else {
+                    continue;
+                };
+                for (i, &d) in docs.iter().enumerate() {
+                    let mut at = postings.doc();
+                    if at < d {
+                        at = postings.seek(d);
+                    }
+                    if at == d {
+                        matched[i][j] = true;
+                    }
+                }
+            }
+        }
+        Ok(docs
+            .iter()
+            .zip(matched)
+            .map(|(&d, m)| {
+                let key = keys.first(d).unwrap_or_default();
+                let terms = terms
+                    .iter()
+                    .zip(m)
+                    .filter(|(_, hit)| *hit)
+                    .map(|(t, _)| t.clone())
+                    .collect();
+                (d, key, terms)
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests;
