@@ -7,6 +7,8 @@ use std::path::PathBuf;
 const ROUTERS: &[(&str, &str, &str)] = &[
     ("scryer-navigation", "navigation", "router"),
     ("scryer-admin", "admin", "admin"),
+    ("scryer-search-router", "search", "router"),
+    ("scryer-dependency", "dependency", "router"),
 ];
 
 fn main() {

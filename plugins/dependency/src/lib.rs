@@ -1,0 +1,100 @@
+//! The dependency discovery router: `get_crate_outline`.
+//!
+//! The host indexes the crates a project locks in `Cargo.lock` from the local cargo
+//! registry, once, into a shared dependency index; this router turns one crate's
+//! definitions into an outline of its modules and public items, explains crates it
+//! cannot show, and fits the answer to its budget. The logic is plain Rust over the
+//! SDK's [`Host`](scryer_plugin_sdk::Host) trait, so it runs natively in tests.
+
+pub mod outline;
+pub mod similar;
+
+use scryer_plugin_sdk::args::Args;
+use scryer_plugin_sdk::host::unknown_tool;
+use scryer_plugin_sdk::{Ctx, Host, Router, ToolResult, ToolSpec};
+use serde_json::json;
+
+pub fn tools() -> Vec<ToolSpec> {
+    vec![ToolSpec::query(
+        "get_crate_outline",
+        "The public API of a dependency crate the project locks in Cargo.lock: its modules and, \
+            per module, its public types, traits, functions and constants with line and shortened \
+            signature (types count their public methods). Defaults to the locked version; `module` \
+            narrows to one module and its submodules. An unknown crate is answered with the locked \
+            crates closest to it.",
+        json!({
+            "type": "object",
+            "properties": {
+                "crate_name": {"type": "string", "description": "as in Cargo.lock, e.g. serde_json"},
+                "version": {"type": "string", "description": "default: the locked version"},
+                "module": {"type": "string", "description": "module path, e.g. de or serde_json::de"},
+                "offset": {"type": "integer", "description": "entries to skip (next_offset of the previous answer)"}
+            },
+            "required": ["crate_name"]
+        }),
+        1000,
+    )]
+}
+
+pub struct Dependency;
+
+impl Router for Dependency {
+    const NAME: &'static str = "dependency";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn tools() -> Vec<ToolSpec> {
+        tools()
+    }
+
+    fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolResult<String> {
+        match tool {
+            "get_crate_outline" => outline::get_crate_outline(host, args, ctx),
+            other => Err(unknown_tool::<Dependency>(other)),
+        }
+    }
+}
+
+scryer_plugin_sdk::export_router!(crate::Dependency);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_definition_stays_small_and_portable() {
+        for t in tools() {
+            assert!(t.description.len() <= 450, "{}", t.description.len());
+            let schema = t.schema.to_string();
+            for banned in [
+                "$ref",
+                "$defs",
+                "format\"",
+                "minimum",
+                "max_tokens",
+                "no_truncate",
+                "\"project\"",
+            ] {
+                assert!(!schema.contains(banned), "{banned} in {schema}");
+            }
+            assert!(
+                t.description.len() + schema.len() <= 1000,
+                "{} characters",
+                t.description.len() + schema.len()
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_tool_names_the_one_there_is() {
+        struct Empty;
+        impl Host for Empty {}
+        let e = Dependency::call(
+            &Empty,
+            "get_crate_outlines",
+            &Args::parse("{}").unwrap(),
+            &Ctx::default(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("get_crate_outline"), "{}", e.message);
+    }
+}

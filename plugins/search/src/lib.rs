@@ -1,0 +1,92 @@
+//! The symbol search router: `search_symbols`.
+//!
+//! Ranking is the host's (BM25 over names split into words, module paths, signatures
+//! and docstrings, kept in memory); this router checks the question, builds the query
+//! for `like_symbol`, filters by kind, pages, explains empty answers and fits the
+//! answer to its budget. The logic is plain Rust over the SDK's
+//! [`Host`](scryer_plugin_sdk::Host) trait, so it runs natively in tests.
+
+pub mod search;
+pub mod terms;
+
+use scryer_plugin_sdk::args::Args;
+use scryer_plugin_sdk::host::unknown_tool;
+use scryer_plugin_sdk::{Ctx, Host, Router, ToolResult, ToolSpec};
+use serde_json::json;
+
+pub fn tools() -> Vec<ToolSpec> {
+    vec![ToolSpec::query(
+        "search_symbols",
+        "Find definitions by meaning when you do not know the exact name: ranked search over \
+            names split into words, module paths, signatures and docs. Pass `query` (free text) or \
+            `like_symbol` (symbols similar to a given one, itself left out). scope_level: workspace \
+            (default) or dependencies (crates in Cargo.lock; crate_name picks one). Each hit: score, \
+            matched_terms, qualified_name, kind, file_path, line, signature.",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "free text: words of names, paths, signatures, docs"},
+                "like_symbol": {"type": "string", "description": "instead of query: name, Type::name or path of a symbol"},
+                "scope_level": {"type": "string", "enum": search::SCOPES, "description": "default workspace"},
+                "crate_name": {"type": "string", "description": "dependencies: only this crate"},
+                "kind": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": search::KINDS},
+                    "description": "keep only these kinds"
+                },
+                "limit": {"type": "integer", "description": "hits per page (1-50, default 20)"},
+                "offset": {"type": "integer", "description": "hits to skip (next_offset of the previous page)"}
+            }
+        }),
+        1500,
+    )]
+}
+
+pub struct Search;
+
+impl Router for Search {
+    const NAME: &'static str = "search";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn tools() -> Vec<ToolSpec> {
+        tools()
+    }
+
+    fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolResult<String> {
+        match tool {
+            "search_symbols" => search::search_symbols(host, args, ctx),
+            other => Err(unknown_tool::<Search>(other)),
+        }
+    }
+}
+
+scryer_plugin_sdk::export_router!(crate::Search);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_definition_stays_small_and_portable() {
+        for t in tools() {
+            assert!(t.description.len() <= 450, "{}", t.description.len());
+            let schema = t.schema.to_string();
+            for banned in [
+                "$ref",
+                "$defs",
+                "format\"",
+                "minimum",
+                "max_tokens",
+                "no_truncate",
+                "\"project\"",
+            ] {
+                assert!(!schema.contains(banned), "{banned} in {schema}");
+            }
+            assert!(
+                t.description.len() + schema.len() <= 1400,
+                "{} characters",
+                t.description.len() + schema.len()
+            );
+        }
+    }
+}
