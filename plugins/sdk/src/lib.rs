@@ -12,7 +12,9 @@
 //!   accepted.
 
 pub mod args;
+pub mod attribution;
 pub mod budget;
+pub mod callgraph;
 pub mod host;
 pub mod resolve;
 

@@ -1,0 +1,562 @@
+//! `trace_call_hierarchy`: who calls a symbol and whom it calls, a few hops deep.
+//!
+//! The tree is walked depth first from the symbol, along `calls` and `instantiates`
+//! edges, and flattened in that order (so a text answer reads as an indented tree).
+//! A symbol already on the path closes a cycle and is not walked again; one walked
+//! elsewhere in the tree is marked `repeated` instead of being walked twice.
+
+use std::collections::HashSet;
+
+use scryer_plugin_sdk::args::{Args, check_text};
+use scryer_plugin_sdk::attribution::{SymbolQuery, Tie, parse_symbol, relative_path};
+use scryer_plugin_sdk::budget::fit_prefix;
+use scryer_plugin_sdk::callgraph::{CALL_KINDS, CallGraph, Target};
+use scryer_plugin_sdk::host::{Ctx, Edge, Format, Host, Sym};
+use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
+use serde_json::{Value, json};
+
+use crate::common::{Coverage, Root, def_json, location, resolve_root};
+
+pub const DIRECTIONS: [&str; 3] = ["incoming", "outgoing", "both"];
+const DIRECTION_ALIASES: [(&str, &str); 2] = [("callers", "incoming"), ("callees", "outgoing")];
+pub const DEFAULT_DEPTH: u32 = 2;
+pub const MAX_DEPTH: u32 = 5;
+/// The walk stops here whatever the budget, so a page is always cut from the same list.
+pub const MAX_NODES: usize = 500;
+/// Outside names listed per walked node.
+const MAX_EXTERNAL_NAMES: usize = 8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dir {
+    In,
+    Out,
+}
+
+struct Query {
+    q: SymbolQuery,
+    file_path: Option<String>,
+    incoming: bool,
+    outgoing: bool,
+    depth: u32,
+    offset: usize,
+}
+
+fn parse(args: &Args, ctx: &Ctx) -> ToolResult<Query> {
+    let text = args.required_str(
+        "symbol",
+        "the function or method to trace: a name, `Type::method` or a qualified path",
+    )?;
+    let q = parse_symbol("symbol", &text)?;
+    let direction = match args.opt_str("direction")? {
+        None => "incoming",
+        Some(raw) => {
+            let lower = raw.to_ascii_lowercase();
+            DIRECTIONS
+                .iter()
+                .copied()
+                .find(|d| *d == lower)
+                .or_else(|| {
+                    DIRECTION_ALIASES
+                        .iter()
+                        .find(|(a, _)| *a == lower)
+                        .map(|(_, d)| *d)
+                })
+                .ok_or_else(|| {
+                    ToolError::invalid(format!(
+                        "`direction` is {raw:?}; accepted: incoming, outgoing, both (or callers = incoming, callees = outgoing)"
+                    ))
+                })?
+        }
+    };
+    let depth = args
+        .opt_int("depth", 1, i64::from(MAX_DEPTH))?
+        .map_or(DEFAULT_DEPTH, |d| d as u32);
+    let offset = args.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize;
+    let file_path = match args.opt_str("file_path")? {
+        Some(fp) => {
+            check_text("file_path", &fp, 4096)?;
+            Some(relative_path(&fp, ctx.project_root.as_deref()))
+        }
+        None => None,
+    };
+    Ok(Query {
+        q,
+        file_path,
+        incoming: direction != "outgoing",
+        outgoing: direction != "incoming",
+        depth,
+        offset,
+    })
+}
+
+/// One node of the flattened tree: a neighbour of its parent.
+#[derive(Clone, Debug)]
+struct Node {
+    dir: Dir,
+    depth: u32,
+    /// The neighbour's qualified name (the written name for an unresolved callee).
+    name: String,
+    def: Option<Sym>,
+    /// Where the first edge between parent and neighbour is written.
+    site: String,
+    /// Edges between parent and neighbour.
+    count: usize,
+    /// Edge kind when it is not `calls`.
+    via: Option<String>,
+    tie: Tie,
+    /// Same-named definitions an unresolved callee could be.
+    candidates: Vec<String>,
+    cycle: bool,
+    repeated: bool,
+    /// Names this node calls outside the project (when walked).
+    external: Vec<String>,
+}
+
+impl Node {
+    fn json(&self) -> Value {
+        let flag = |b: bool| if b { Some(true) } else { None };
+        json!({
+            "depth": self.depth,
+            "qualified_name": self.name,
+            "kind": self.def.as_ref().map(|d| d.kind.as_str()),
+            "at": self.def.as_ref().map(location),
+            "site": self.site,
+            "count": (self.count > 1).then_some(self.count),
+            "via": self.via,
+            "name_only": flag(self.tie == Tie::NameOnly),
+            "unresolved": flag(self.tie == Tie::Open),
+            "candidates": self.candidates,
+            "cycle": flag(self.cycle),
+            "repeated": flag(self.repeated),
+            "external": self.external,
+        })
+    }
+
+    fn text(&self) -> String {
+        let mut out = "  ".repeat(self.depth.saturating_sub(1) as usize);
+        out.push_str(if self.dir == Dir::In { "← " } else { "→ " });
+        out.push_str(&self.name);
+        if let Some(d) = &self.def {
+            out.push_str(&format!(" ({}) {}", d.kind, location(d)));
+        }
+        if !self.candidates.is_empty() {
+            out.push_str(&format!(
+                " ({} candidates: {})",
+                self.candidates.len(),
+                self.candidates.join(", ")
+            ));
+        }
+        out.push_str(&format!(" | site {}", self.site));
+        if self.count > 1 {
+            out.push_str(&format!(" ×{}", self.count));
+        }
+        if let Some(v) = &self.via {
+            out.push_str(&format!(" [{v}]"));
+        }
+        for (on, tag) in [
+            (self.tie == Tie::NameOnly, "[name-only]"),
+            (self.tie == Tie::Open, "[unresolved]"),
+            (self.cycle, "[cycle]"),
+            (self.repeated, "[repeated]"),
+        ] {
+            if on {
+                out.push(' ');
+                out.push_str(tag);
+            }
+        }
+        if !self.external.is_empty() {
+            out.push_str(&format!(" | outside: {}", self.external.join(", ")));
+        }
+        out
+    }
+}
+
+/// The strongest of two ties: one exact edge makes the relation certain.
+fn stronger(a: Tie, b: Tie) -> Tie {
+    match (a, b) {
+        (Tie::Exact, _) | (_, Tie::Exact) => Tie::Exact,
+        (Tie::NameOnly, _) | (_, Tie::NameOnly) => Tie::NameOnly,
+        _ => Tie::Open,
+    }
+}
+
+fn site_of(e: &Edge) -> String {
+    format!("{}:{}", e.file_path, e.line)
+}
+
+/// The edges between a walked symbol and one neighbour, in first-edge order.
+struct Group {
+    /// The neighbour's qualified name (the written name for an unresolved callee).
+    name: String,
+    def: Option<Sym>,
+    edges: Vec<(Edge, Tie)>,
+    /// Same-named definitions an unresolved callee could be.
+    candidates: Vec<String>,
+}
+
+struct Walk<'g, 'h, H: Host + ?Sized> {
+    g: &'g mut CallGraph<'h, H>,
+    max_depth: u32,
+    nodes: Vec<Node>,
+    /// Symbols walked so far (per direction).
+    walked: HashSet<String>,
+    coverage: Coverage,
+    /// Call sites of things outside the project.
+    external_calls: usize,
+}
+
+impl<H: Host + ?Sized> Walk<'_, '_, H> {
+    fn full(&mut self) -> bool {
+        if self.nodes.len() >= MAX_NODES {
+            self.coverage.capped_at = Some(MAX_NODES);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Adds the neighbours of `def` (at `depth - 1`) in direction `dir`, walking each
+    /// in turn. `path` holds the qualified names from the root to `def`. Returns what
+    /// `def` calls outside the project (outgoing only).
+    fn expand(
+        &mut self,
+        dir: Dir,
+        def: &Sym,
+        depth: u32,
+        path: &mut Vec<String>,
+    ) -> ToolResult<Vec<String>> {
+        self.walked.insert(def.qualified_name.clone());
+        let mut groups: Vec<Group> = Vec::new();
+        let mut external: Vec<String> = Vec::new();
+        match dir {
+            Dir::In => {
+                let inc = self.g.incoming(def, CALL_KINDS)?;
+                self.coverage.left_out(&inc.unrelated);
+                for (e, tie) in inc.links {
+                    match groups.iter_mut().find(|g| g.name == e.from_symbol) {
+                        Some(g) => g.edges.push((e, tie)),
+                        None => {
+                            let caller = self.g.symbol(&e.from_symbol)?;
+                            groups.push(Group {
+                                name: e.from_symbol.clone(),
+                                def: caller,
+                                edges: vec![(e, tie)],
+                                candidates: Vec::new(),
+                            });
+                        }
+                    }
+                }
+            }
+            Dir::Out => {
+                for (e, target) in self.g.outgoing(&def.qualified_name, CALL_KINDS)? {
+                    let (key, callee, tie, candidates) = match target {
+                        Target::Def(d, tie) => (d.qualified_name.clone(), Some(d), tie, Vec::new()),
+                        Target::Open(c) => (
+                            e.to_name.clone(),
+                            None,
+                            Tie::Open,
+                            c.into_iter().map(|d| d.qualified_name).collect(),
+                        ),
+                        Target::External => {
+                            self.external_calls += 1;
+                            let written = match &e.to_qualifier {
+                                Some(q) if e.site_kind != "method_call" => {
+                                    format!("{q}::{}", e.to_name)
+                                }
+                                _ => e.to_name.clone(),
+                            };
+                            if !external.contains(&written) {
+                                external.push(written);
+                            }
+                            continue;
+                        }
+                    };
+                    match groups.iter_mut().find(|g| g.name == key) {
+                        Some(g) => g.edges.push((e, tie)),
+                        None => groups.push(Group {
+                            name: key,
+                            def: callee,
+                            edges: vec![(e, tie)],
+                            candidates,
+                        }),
+                    }
+                }
+            }
+        }
+        external.truncate(MAX_EXTERNAL_NAMES);
+        for Group {
+            name,
+            def: neighbour,
+            edges,
+            candidates,
+        } in groups
+        {
+            if self.full() {
+                return Ok(external);
+            }
+            let tie = edges.iter().map(|(_, t)| *t).fold(Tie::Open, stronger);
+            for (e, t) in &edges {
+                self.coverage.tally(e, *t);
+            }
+            let first = &edges[0].0;
+            let cycle = path.contains(&name);
+            let repeated = !cycle && self.walked.contains(&name);
+            self.nodes.push(Node {
+                dir,
+                depth,
+                name: name.clone(),
+                def: neighbour.clone(),
+                site: site_of(first),
+                count: edges.len(),
+                via: (first.kind != "calls").then(|| first.kind.clone()),
+                tie,
+                candidates,
+                cycle,
+                repeated,
+                external: Vec::new(),
+            });
+            let me = self.nodes.len() - 1;
+            if let Some(n) = neighbour
+                && !cycle
+                && !repeated
+                && depth < self.max_depth
+            {
+                path.push(name);
+                self.nodes[me].external = self.expand(dir, &n, depth + 1, path)?;
+                path.pop();
+            }
+        }
+        Ok(external)
+    }
+}
+
+pub fn trace_call_hierarchy<H: Host + ?Sized>(
+    host: &H,
+    args: &Args,
+    ctx: &Ctx,
+) -> ToolResult<String> {
+    let query = parse(args, ctx)?;
+    let mut g = CallGraph::new(host);
+    let root = match resolve_root(
+        &mut g,
+        "trace_call_hierarchy",
+        &query.q,
+        query.file_path.as_deref(),
+        ctx,
+        CALL_KINDS,
+    )? {
+        Root::One(d) => d,
+        Root::Answer(body) => return Ok(render_plain(&body, ctx)),
+    };
+    let facts = host.index_facts()?;
+
+    let mut walk = Walk {
+        g: &mut g,
+        max_depth: query.depth,
+        nodes: Vec::new(),
+        walked: HashSet::new(),
+        coverage: Coverage::default(),
+        external_calls: 0,
+    };
+    let mut root_external = Vec::new();
+    if query.incoming {
+        walk.expand(Dir::In, &root, 1, &mut vec![root.qualified_name.clone()])?;
+    }
+    let callers = walk.nodes.len();
+    if query.outgoing {
+        walk.walked.clear();
+        root_external = walk.expand(Dir::Out, &root, 1, &mut vec![root.qualified_name.clone()])?;
+    }
+    let Walk {
+        nodes,
+        mut coverage,
+        external_calls,
+        ..
+    } = walk;
+    let callees = nodes.len() - callers;
+    coverage.check_parse_errors(
+        host,
+        &facts,
+        std::iter::once(root.file_path.as_str()).chain(
+            nodes
+                .iter()
+                .filter_map(|n| n.def.as_ref().map(|d| d.file_path.as_str())),
+        ),
+    );
+
+    let mut notes = Vec::new();
+    let direction = match (query.incoming, query.outgoing) {
+        (true, true) => "both",
+        (true, false) => "incoming",
+        _ => "outgoing",
+    };
+    if query.incoming && callers == 0 {
+        notes.push(if coverage.unrelated > 0 {
+            format!(
+                "no callers of `{}` in the {} indexed files could be tied to it",
+                root.qualified_name, facts.files
+            )
+        } else {
+            format!(
+                "`{}` has no callers in the {} indexed files",
+                root.qualified_name, facts.files
+            )
+        });
+    }
+    if query.outgoing && callees == 0 {
+        notes.push(if external_calls > 0 {
+            format!(
+                "`{}` calls nothing defined in the project; its {external_calls} call(s) go to std or dependencies",
+                root.qualified_name
+            )
+        } else {
+            format!("`{}` calls nothing", root.qualified_name)
+        });
+    }
+    notes.extend(coverage.notes(Some(&root.name)));
+    let gaps = coverage.gaps();
+
+    let total = nodes.len();
+    if query.offset >= total && total > 0 {
+        notes.push(format!(
+            "offset {} is past the last of the {total} nodes: nothing left to show",
+            query.offset
+        ));
+    }
+    let offset = query.offset.min(total);
+    let page = &nodes[offset..];
+    let render = |k: usize| -> String {
+        let shown = &page[..k];
+        let cut = offset + k < total;
+        let complete = !cut && gaps.is_empty();
+        let next = offset + k;
+        let see_also = format!(
+            "trace_call_hierarchy(symbol: {:?}, direction: {direction:?}, depth: {}, offset: {next}) for the rest",
+            root.qualified_name, query.depth
+        );
+        match ctx.format {
+            Format::Json => {
+                let (ins, outs): (Vec<&Node>, Vec<&Node>) =
+                    shown.iter().partition(|n| n.dir == Dir::In);
+                let mut body = json!({
+                    "symbol": query.q.text,
+                    "definition": def_json(&root),
+                    "direction": direction,
+                    "depth": query.depth,
+                    "total_callers": if query.incoming { Some(callers) } else { None },
+                    "total_callees": if query.outgoing { Some(callees) } else { None },
+                    "offset": offset,
+                    "returned": k,
+                    "callers": ins.iter().map(|n| n.json()).collect::<Vec<_>>(),
+                    "callees": outs.iter().map(|n| n.json()).collect::<Vec<_>>(),
+                    "external": root_external,
+                    "external_calls": (external_calls > 0).then_some(external_calls),
+                    "name_only": (coverage.name_only > 0).then_some(coverage.name_only),
+                    "unresolved": (coverage.unresolved > 0).then_some(coverage.unresolved),
+                    "complete": complete,
+                    "notes": notes,
+                });
+                if cut {
+                    body["next_offset"] = json!(next);
+                    body["see_also"] = json!(see_also);
+                }
+                to_compact_json(&body)
+            }
+            Format::Text => {
+                let mut summary = Vec::new();
+                if query.incoming {
+                    summary.push(format!("{callers} callers"));
+                }
+                if query.outgoing {
+                    summary.push(format!("{callees} callees"));
+                }
+                let mut out = format!(
+                    "trace_call_hierarchy {}: {} ({direction}, depth {}) | {}-{} of {total} nodes | {}",
+                    query.q.text,
+                    summary.join(", "),
+                    query.depth,
+                    if k == 0 { offset } else { offset + 1 },
+                    offset + k,
+                    if cut {
+                        format!("TRUNCATED: call again with offset={next}")
+                    } else if complete {
+                        "complete".into()
+                    } else {
+                        "partial".into()
+                    },
+                );
+                out.push_str(&format!(
+                    " | index: {} files, {} parse failures",
+                    facts.files, facts.parse_failures
+                ));
+                if !gaps.is_empty() {
+                    out.push_str(&format!(" | CAVEAT {}", gaps.join("; ")));
+                }
+                out.push_str(&format!(
+                    "\ndefinition: {} {} {}",
+                    root.kind,
+                    root.qualified_name,
+                    location(&root)
+                ));
+                if !root_external.is_empty() {
+                    out.push_str(&format!(
+                        "\noutside the project: {}",
+                        root_external.join(", ")
+                    ));
+                }
+                for n in notes.iter().filter(|n| !n.starts_with("CAVEAT")) {
+                    out.push_str(&format!("\nnote: {n}"));
+                }
+                for n in shown {
+                    out.push('\n');
+                    out.push_str(&n.text());
+                }
+                out
+            }
+        }
+    };
+    let k = match ctx.budget {
+        None => page.len(),
+        Some(budget) => fit_prefix(page.len(), budget, &render, |s| host.count_tokens(s)),
+    };
+    Ok(render(k))
+}
+
+/// An answer without a tree (unknown name, no match, ambiguity) in the requested format.
+fn render_plain(body: &Value, ctx: &Ctx) -> String {
+    match ctx.format {
+        Format::Json => to_compact_json(body),
+        Format::Text => {
+            let mut out = format!(
+                "trace_call_hierarchy {}:",
+                body["symbol"].as_str().unwrap_or("")
+            );
+            if body["ambiguous"] == json!(true) {
+                out.push_str(&format!(
+                    " AMBIGUOUS, {} definitions | partial",
+                    body["candidate_count"]
+                ));
+            } else {
+                out.push_str(" no definition | partial");
+            }
+            for c in body["candidates"].as_array().into_iter().flatten() {
+                out.push_str(&format!(
+                    "\ncandidate: {} {} {}",
+                    c["kind"].as_str().unwrap_or(""),
+                    c["qualified_name"].as_str().unwrap_or(""),
+                    c["at"].as_str().unwrap_or("")
+                ));
+                if let Some(n) = c["usages"].as_u64() {
+                    out.push_str(&format!(" ({n} usages)"));
+                }
+            }
+            for n in body["notes"].as_array().into_iter().flatten() {
+                out.push_str(&format!("\nnote: {}", n.as_str().unwrap_or("")));
+            }
+            if let Some(s) = body["see_also"].as_str() {
+                out.push_str(&format!("\nsee also: {s}"));
+            }
+            out
+        }
+    }
+}

@@ -1,0 +1,516 @@
+//! Query-time attribution as routers use it: reading a `symbol` argument, picking the
+//! definitions it names, and tying the usages of a name (reference sites, or graph edges
+//! seen as sites) to one of its same-named definitions.
+//!
+//! [`resolve::attribute`](crate::resolve::attribute) decides one site against a list of
+//! definitions; this module gathers what it needs (the [`Scope`]: imports, same-named
+//! owners, trait owners) and applies the rules a single definition's usages follow
+//! (implementations of a trait item count as its uses; a member used on a receiver of
+//! unknown type, in a file that never names its owner, is another type's member).
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::args::check_text;
+use crate::host::{Edge, Host, Site, Sym};
+use crate::resolve::{self, Attribution, Scope, Strength};
+use crate::{ToolError, ToolResult};
+
+/// A `symbol` argument read as a name and the path written before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolQuery {
+    /// The argument as given (trimmed).
+    pub text: String,
+    /// The bare name: the last segment.
+    pub name: String,
+    /// Path segments before the name (`["Runtime"]` for `Runtime::spawn`).
+    pub qualifier: Vec<String>,
+}
+
+/// Reads a symbol argument: `name`, `Type::name`, `crate::path::name` (or `Type.name`).
+/// `arg` names the argument in errors.
+pub fn parse_symbol(arg: &str, text: &str) -> ToolResult<SymbolQuery> {
+    let text = text.trim();
+    check_text(arg, text, 512)?;
+    let normalized = text.replace('.', "::");
+    let mut segments: Vec<String> = normalized
+        .split("::")
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let accepted = "accepted: `name`, `Type::name` or `crate::path::name`";
+    let Some(name) = segments.pop() else {
+        return Err(ToolError::invalid(format!(
+            "`{arg}` {text:?} holds no name; {accepted}"
+        )));
+    };
+    if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return Err(ToolError::invalid(format!(
+            "`{arg}` {text:?}: `{name}` is not an identifier; {accepted}"
+        )));
+    }
+    Ok(SymbolQuery {
+        text: text.to_string(),
+        name,
+        qualifier: segments,
+    })
+}
+
+impl SymbolQuery {
+    /// Does `def` answer to the written qualifier? (The name is matched by the look-up.)
+    pub fn matches(&self, def: &Sym) -> bool {
+        if self.qualifier.is_empty() {
+            return true;
+        }
+        let wanted = format!("{}::{}", self.qualifier.join("::"), self.name);
+        if def.qualified_name == wanted || def.qualified_name.ends_with(&format!("::{wanted}")) {
+            return true;
+        }
+        // `crate::a::b` written by the agent against a crate-named qualified name.
+        if self.qualifier.first().map(String::as_str) == Some("crate") {
+            let rest = format!("{}::{}", self.qualifier[1..].join("::"), self.name);
+            let rest = rest.trim_start_matches("::");
+            return def.qualified_name.ends_with(&format!("::{rest}"));
+        }
+        self.qualifier.len() == 1 && def.owner.as_deref() == Some(self.qualifier[0].as_str())
+    }
+
+    /// The definitions among `defs` this query names, narrowed to `file_path` when given.
+    /// A definition whose qualified name is exactly the query wins over suffix matches.
+    pub fn select(&self, defs: &[Sym], file_path: Option<&str>) -> Vec<usize> {
+        let hits: Vec<usize> = (0..defs.len())
+            .filter(|&i| self.matches(&defs[i]))
+            .filter(|&i| file_path.is_none_or(|f| file_matches(&defs[i].file_path, f)))
+            .collect();
+        let exact: Vec<usize> = hits
+            .iter()
+            .copied()
+            .filter(|&i| defs[i].qualified_name == self.text)
+            .collect();
+        if exact.len() == 1 { exact } else { hits }
+    }
+}
+
+/// A file path argument made relative to the project root (as the index stores paths):
+/// an absolute path under `root` loses the root, `./` is dropped.
+pub fn relative_path(path: &str, root: Option<&str>) -> String {
+    let p = path.trim();
+    if let Some(root) = root.map(|r| r.trim_end_matches('/'))
+        && !root.is_empty()
+        && let Some(rest) = p.strip_prefix(root)
+        && rest.starts_with('/')
+    {
+        return rest.trim_start_matches('/').to_string();
+    }
+    p.trim_start_matches("./").to_string()
+}
+
+/// Does an indexed path match a path argument (relative, absolute, or a suffix)?
+pub fn file_matches(indexed: &str, wanted: &str) -> bool {
+    let w = wanted.trim_start_matches("./");
+    indexed == w || w.ends_with(&format!("/{indexed}")) || indexed.ends_with(&format!("/{w}"))
+}
+
+/// Same-named definitions as one list per qualified name: cfg variants and repeated
+/// `impl`s of one item are one symbol to an agent (the first is kept). Modules are left
+/// out: a path segment that names a module is not a use of an item.
+pub fn distinct_definitions(defs: Vec<Sym>) -> Vec<Sym> {
+    let mut seen = HashSet::new();
+    defs.into_iter()
+        .filter(|d| d.kind != "module")
+        .filter(|d| seen.insert(d.qualified_name.clone()))
+        .collect()
+}
+
+/// What attribution needs to know beyond the sites: imports of the name (from `sites`,
+/// the name's usages) and of same-named owners, and which owners are traits. The owners
+/// of `focus` (the definitions asked about) are looked up first.
+pub fn build_scope<H: Host + ?Sized>(
+    host: &H,
+    defs: &[Sym],
+    focus: &[usize],
+    sites: &[Site],
+) -> ToolResult<Scope> {
+    let mut scope = Scope {
+        name_imports: resolve::imports_by_file(sites),
+        ..Scope::default()
+    };
+    let mut owner_count: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in defs {
+        if let Some(o) = d.owner.as_deref() {
+            *owner_count.entry(o).or_default() += 1;
+        }
+    }
+    // A common name (`new`) has many owners, and only a few are worth a look-up.
+    let mut owners: Vec<&str> = focus
+        .iter()
+        .filter_map(|&c| defs[c].owner.as_deref())
+        .collect();
+    owners.extend(owner_count.keys().copied());
+    let mut seen = HashSet::new();
+    owners.retain(|o| seen.insert(*o));
+    // Owners shared by several definitions (types of one name in different modules):
+    // what each file imports under that name tells them apart.
+    for owner in owners
+        .iter()
+        .filter(|o| owner_count.get(*o).copied().unwrap_or(0) > 1)
+        .take(4)
+    {
+        let owner_sites = host.references_to_name(owner, false)?;
+        scope
+            .owner_imports
+            .insert(owner.to_string(), resolve::imports_by_file(&owner_sites));
+    }
+    for owner in owners.iter().take(8) {
+        if host
+            .symbols_by_name(owner)?
+            .iter()
+            .any(|d| d.kind == "trait")
+        {
+            scope.trait_owners.insert(owner.to_string());
+        }
+    }
+    Ok(scope)
+}
+
+/// snake_case names an accessor for `owner` may have: every word suffix of it
+/// (`RuntimeMetrics` → `runtime_metrics`, `metrics`), at most three.
+pub fn accessor_names(owner: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for ch in owner.chars() {
+        if ch.is_uppercase() || words.is_empty() {
+            words.push(String::new());
+        }
+        if let Some(w) = words.last_mut() {
+            w.extend(ch.to_lowercase());
+        }
+    }
+    (0..words.len())
+        .rev()
+        .take(3)
+        .map(|i| words[i..].join("_"))
+        .collect()
+}
+
+/// How firmly a usage is tied to the definition asked about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tie {
+    /// The written path, receiver type or an import decides it.
+    Exact,
+    /// Only one compatible definition has the name.
+    NameOnly,
+    /// It could be this definition or another same-named one; nothing written decides.
+    Open,
+}
+
+/// The usages of one definition among a name's usage sites.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usages {
+    /// (index into the usage sites, how it is tied), in site order.
+    pub tied: Vec<(usize, Tie)>,
+    /// Member uses on receivers of unknown type in files that never name the owner
+    /// (indices into the usage sites): left out as most likely other types' members.
+    pub unrelated: Vec<usize>,
+}
+
+/// Everything known about one bare name: its definitions, its usage sites (with line
+/// text when asked) and the scope attribution needs.
+pub struct NameIndex {
+    pub name: String,
+    pub defs: Vec<Sym>,
+    pub sites: Vec<Site>,
+    pub scope: Scope,
+}
+
+impl NameIndex {
+    /// Looks a name up: definitions (distinct, no modules), usage sites, scope built
+    /// around the definitions in `focus` (qualified names; may be empty).
+    pub fn load<H: Host + ?Sized>(
+        host: &H,
+        name: &str,
+        focus: &[&str],
+        with_line_text: bool,
+    ) -> ToolResult<NameIndex> {
+        let defs = distinct_definitions(host.symbols_by_name(name)?);
+        let sites = host.references_to_name(name, with_line_text)?;
+        let focus_idx: Vec<usize> = (0..defs.len())
+            .filter(|&i| focus.contains(&defs[i].qualified_name.as_str()))
+            .collect();
+        let scope = build_scope(host, &defs, &focus_idx, &sites)?;
+        Ok(NameIndex {
+            name: name.to_string(),
+            defs,
+            sites,
+            scope,
+        })
+    }
+
+    pub fn position(&self, qualified_name: &str) -> Option<usize> {
+        self.defs
+            .iter()
+            .position(|d| d.qualified_name == qualified_name)
+    }
+
+    pub fn attribute(&self, site: &Site) -> Attribution {
+        resolve::attribute(site, &self.defs, &self.scope)
+    }
+
+    /// Which of `usage_sites` (this name's sites, or edges seen as sites) are uses of
+    /// definition `c`, and how firmly.
+    pub fn usages_of<H: Host + ?Sized>(
+        &self,
+        host: &H,
+        c: usize,
+        usage_sites: &[Site],
+    ) -> ToolResult<Usages> {
+        let owner_files = owner_files(host, &self.defs[c])?;
+        Ok(self.usages_with(c, usage_sites, owner_files.as_ref()))
+    }
+
+    /// [`usages_of`](Self::usages_of) with the owner's files already looked up.
+    pub fn usages_with(
+        &self,
+        c: usize,
+        usage_sites: &[Site],
+        owner_files: Option<&HashSet<String>>,
+    ) -> Usages {
+        let def = &self.defs[c];
+        // For a trait's item, the items implementing it (`impl Trait for T { fn f }`,
+        // known by their `implements` use) are the same operation: their uses count.
+        let implementations: Vec<usize> = match def.owner.as_deref() {
+            Some(owner) if self.scope.trait_owners.contains(owner) => self
+                .sites
+                .iter()
+                .filter(|s| s.kind == "implements" && s.qualifier.as_deref() == Some(owner))
+                .filter_map(|s| self.position(&s.enclosing_symbol))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut out = Usages::default();
+        for (k, site) in usage_sites.iter().enumerate() {
+            let tie = match self.attribute(site) {
+                Attribution::Resolved(i, strength) if i == c || implementations.contains(&i) => {
+                    if strength == Strength::NameOnly {
+                        Tie::NameOnly
+                    } else {
+                        Tie::Exact
+                    }
+                }
+                Attribution::Open(set) if set.contains(&c) => Tie::Open,
+                _ => continue,
+            };
+            let blind_member = tie != Tie::Exact
+                && site.qualifier.is_none()
+                && matches!(site.kind.as_str(), "method_call" | "field");
+            if blind_member && owner_files.is_some_and(|f| !f.contains(&site.file_path)) {
+                out.unrelated.push(k);
+                continue;
+            }
+            out.tied.push((k, tie));
+        }
+        out
+    }
+}
+
+/// For a member (method or field) of a type or trait: the files that name its owner,
+/// directly or through an accessor named after it, plus its own file. A member used on
+/// a receiver of unknown type in any other file is most likely another type's member
+/// of the same name. `None` for anything that is not a member.
+pub fn owner_files<H: Host + ?Sized>(host: &H, def: &Sym) -> ToolResult<Option<HashSet<String>>> {
+    let Some(owner) = def.owner.as_deref() else {
+        return Ok(None);
+    };
+    if !matches!(def.kind.as_str(), "method" | "field") {
+        return Ok(None);
+    }
+    let mut files: HashSet<String> = std::iter::once(def.file_path.clone()).collect();
+    for name in std::iter::once(owner.to_string()).chain(accessor_names(owner)) {
+        files.extend(
+            host.references_to_name(&name, false)?
+                .into_iter()
+                .map(|s| s.file_path),
+        );
+    }
+    Ok(Some(files))
+}
+
+/// An edge seen as the usage site of its target, for attribution: the site kind and the
+/// written path are the edge's, the enclosing symbol is its source.
+pub fn edge_site(e: &Edge) -> Site {
+    Site {
+        file_path: e.file_path.clone(),
+        line: e.line,
+        column: e.column,
+        kind: e.site_kind.clone(),
+        qualifier: e.to_qualifier.clone(),
+        enclosing_symbol: e.from_symbol.clone(),
+        line_text: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym {
+        Sym {
+            name: qualified.rsplit("::").next().unwrap().into(),
+            kind: kind.into(),
+            qualified_name: qualified.into(),
+            owner: owner.map(Into::into),
+            file_path: file.into(),
+            start_line: 1,
+            end_line: 2,
+            ..Sym::default()
+        }
+    }
+
+    #[test]
+    fn symbol_arguments_split_into_name_and_path() {
+        let q = parse_symbol("symbol", " Circle.new ").unwrap();
+        assert_eq!(q.name, "new");
+        assert_eq!(q.qualifier, ["Circle"]);
+        assert_eq!(q.text, "Circle.new");
+        assert!(parse_symbol("symbol", "::").is_err());
+        let e = parse_symbol("symbol", "a::b c").unwrap_err().message;
+        assert!(e.contains("not an identifier"), "{e}");
+        assert!(parse_symbol("symbol", "x\u{202e}").is_err());
+    }
+
+    #[test]
+    fn queries_select_by_owner_path_file_and_exact_name() {
+        let defs = [
+            def(
+                "k::shapes::Circle::new",
+                "method",
+                Some("Circle"),
+                "src/shapes.rs",
+            ),
+            def(
+                "k::shapes::Square::new",
+                "method",
+                Some("Square"),
+                "src/shapes.rs",
+            ),
+            def("k::other::new", "function", None, "src/other.rs"),
+        ];
+        let q = |t: &str| parse_symbol("symbol", t).unwrap();
+        assert_eq!(q("new").select(&defs, None), [0, 1, 2]);
+        assert_eq!(q("Circle::new").select(&defs, None), [0]);
+        assert_eq!(q("crate::other::new").select(&defs, None), [2]);
+        assert_eq!(q("new").select(&defs, Some("./src/other.rs")), [2]);
+        assert_eq!(
+            q("new").select(&defs, Some("/abs/root/src/shapes.rs")),
+            [0, 1]
+        );
+        assert!(q("Triangle::new").select(&defs, None).is_empty());
+    }
+
+    #[test]
+    fn paths_are_made_relative_to_the_root() {
+        assert_eq!(relative_path("/r/p/src/a.rs", Some("/r/p")), "src/a.rs");
+        assert_eq!(relative_path("/r/p/src/a.rs", Some("/r/p/")), "src/a.rs");
+        assert_eq!(relative_path("./src/a.rs", Some("/r/p")), "src/a.rs");
+        assert_eq!(relative_path("/r/pp/a.rs", Some("/r/p")), "/r/pp/a.rs");
+    }
+
+    #[test]
+    fn accessor_names_are_word_suffixes() {
+        assert_eq!(
+            accessor_names("RuntimeMetrics"),
+            ["metrics", "runtime_metrics"]
+        );
+    }
+
+    struct Mem {
+        defs: Vec<Sym>,
+        sites: Vec<Site>,
+    }
+
+    impl Host for Mem {
+        fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
+            Ok(self
+                .defs
+                .iter()
+                .filter(|d| d.name == name)
+                .cloned()
+                .collect())
+        }
+        fn references_to_name(&self, name: &str, _: bool) -> ToolResult<Vec<Site>> {
+            // Sites carry their name in `line_text` in this test host.
+            Ok(self
+                .sites
+                .iter()
+                .filter(|s| s.line_text.as_deref() == Some(name))
+                .cloned()
+                .collect())
+        }
+    }
+
+    fn site(name: &str, file: &str, kind: &str, q: Option<&str>, enclosing: &str) -> Site {
+        Site {
+            file_path: file.into(),
+            line: 1,
+            column: 1,
+            kind: kind.into(),
+            qualifier: q.map(Into::into),
+            enclosing_symbol: enclosing.into(),
+            line_text: Some(name.into()),
+        }
+    }
+
+    #[test]
+    fn usages_count_implementations_and_leave_out_blind_members_elsewhere() {
+        let host = Mem {
+            defs: vec![
+                def("k::Shape", "trait", None, "src/s.rs"),
+                def("k::Shape::area", "method", Some("Shape"), "src/s.rs"),
+                def("k::Circle::area", "method", Some("Circle"), "src/s.rs"),
+            ],
+            sites: vec![
+                site(
+                    "area",
+                    "src/s.rs",
+                    "implements",
+                    Some("Shape"),
+                    "k::Circle::area",
+                ),
+                site("area", "src/lib.rs", "method_call", None, "k::total"),
+                site("area", "src/far.rs", "method_call", None, "k::far::f"),
+                site("area", "src/lib.rs", "call", Some("Circle"), "k::g"),
+                site("Shape", "src/lib.rs", "use", Some("crate"), "k"),
+            ],
+        };
+        let n = NameIndex::load(&host, "area", &["k::Shape::area"], false).unwrap();
+        assert!(n.scope.trait_owners.contains("Shape"));
+        let trait_item = n.position("k::Shape::area").unwrap();
+        let u = n.usages_of(&host, trait_item, &n.sites).unwrap();
+        // The implementation's site, the dyn call in a file naming `Shape`, and the
+        // `Circle::area` call (an implementation's use); `far.rs` never names Shape.
+        assert_eq!(u.tied, [(0, Tie::Exact), (1, Tie::Open), (3, Tie::Exact)]);
+        assert_eq!(u.unrelated, [2]);
+    }
+
+    #[test]
+    fn edges_read_as_sites_of_their_target() {
+        let e = Edge {
+            kind: "calls".into(),
+            from_symbol: "k::f".into(),
+            to_name: "g".into(),
+            to_qualifier: Some("util".into()),
+            site_kind: "call".into(),
+            file_path: "src/lib.rs".into(),
+            line: 3,
+            column: 5,
+        };
+        let s = edge_site(&e);
+        assert_eq!(
+            (
+                s.enclosing_symbol.as_str(),
+                s.kind.as_str(),
+                s.qualifier.as_deref(),
+                s.line
+            ),
+            ("k::f", "call", Some("util"), 3)
+        );
+    }
+}

@@ -1,0 +1,451 @@
+//! One hop in the stored graph, with targets tied to definitions.
+//!
+//! The host stores edges as written: the source is exact (the symbol the site sits in),
+//! the target is a name with the path written before it. [`CallGraph`] ties targets to
+//! definitions with the same attribution references get (see [`crate::attribution`]),
+//! and caches what it looks up, since a traversal meets the same names again and again.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use crate::ToolResult;
+use crate::attribution::{NameIndex, Tie, edge_site, owner_files};
+use crate::host::{Edge, Host, Sym};
+use crate::resolve::{Attribution, Strength};
+
+/// Edges a call hierarchy follows: calls, and constructions (`Foo { .. }`, `Foo(..)`),
+/// which is how a type is "called".
+pub const CALL_KINDS: &[&str] = &["calls", "instantiates"];
+/// Edges a change travels along: everything that depends on the target's shape.
+pub const IMPACT_KINDS: &[&str] = &["calls", "implements", "instantiates", "reexports"];
+
+/// What an outgoing edge leads to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A definition in the project. `Tie::Open` when it is the trait item a call on a
+    /// receiver of unknown type reaches (an implementation may be what runs).
+    Def(Sym, Tie),
+    /// Several same-named definitions; nothing written decides between them.
+    Open(Vec<Sym>),
+    /// Nothing in the project: the standard library, a dependency, or another type's
+    /// member of the same name.
+    External,
+}
+
+/// The edges that reach one definition.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Incoming {
+    pub links: Vec<(Edge, Tie)>,
+    /// Member uses on receivers of unknown type in files that never name the owner:
+    /// left out as most likely other types' members.
+    pub unrelated: Vec<Edge>,
+}
+
+pub struct CallGraph<'h, H: Host + ?Sized> {
+    host: &'h H,
+    names: HashMap<(String, String), Rc<NameIndex>>,
+    symbols: HashMap<String, Option<Sym>>,
+    owner_files: HashMap<String, Option<Rc<HashSet<String>>>>,
+}
+
+impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
+    pub fn new(host: &'h H) -> Self {
+        CallGraph {
+            host,
+            names: HashMap::new(),
+            symbols: HashMap::new(),
+            owner_files: HashMap::new(),
+        }
+    }
+
+    pub fn host(&self) -> &'h H {
+        self.host
+    }
+
+    /// A name's definitions, sites and scope, built around `focus` (a qualified name).
+    pub fn names(&mut self, name: &str, focus: Option<&str>) -> ToolResult<Rc<NameIndex>> {
+        let key = (name.to_string(), focus.unwrap_or("").to_string());
+        if let Some(n) = self.names.get(&key) {
+            return Ok(n.clone());
+        }
+        let focus: Vec<&str> = focus.into_iter().collect();
+        let n = Rc::new(NameIndex::load(self.host, name, &focus, false)?);
+        self.names.insert(key, n.clone());
+        Ok(n)
+    }
+
+    /// The definition with exactly this qualified name (the first of cfg variants).
+    pub fn symbol(&mut self, qualified_name: &str) -> ToolResult<Option<Sym>> {
+        if let Some(s) = self.symbols.get(qualified_name) {
+            return Ok(s.clone());
+        }
+        let found = self
+            .host
+            .symbols_by_qualified_name(qualified_name)?
+            .into_iter()
+            .find(|d| d.qualified_name == qualified_name);
+        self.symbols
+            .insert(qualified_name.to_string(), found.clone());
+        Ok(found)
+    }
+
+    fn owner_files(&mut self, def: &Sym) -> ToolResult<Option<Rc<HashSet<String>>>> {
+        if let Some(f) = self.owner_files.get(&def.qualified_name) {
+            return Ok(f.clone());
+        }
+        let f = owner_files(self.host, def)?.map(Rc::new);
+        self.owner_files
+            .insert(def.qualified_name.clone(), f.clone());
+        Ok(f)
+    }
+
+    /// The edges of `kinds` whose target is `def`, each with how firmly it is tied.
+    pub fn incoming(&mut self, def: &Sym, kinds: &[&str]) -> ToolResult<Incoming> {
+        let names = self.names(&def.name, Some(&def.qualified_name))?;
+        let Some(c) = names.position(&def.qualified_name) else {
+            // A module: a path through it is not a use of an item.
+            return Ok(Incoming::default());
+        };
+        let edges: Vec<Edge> = self
+            .host
+            .edges_to(&def.name)?
+            .into_iter()
+            .filter(|e| kinds.contains(&e.kind.as_str()))
+            .collect();
+        let sites: Vec<_> = edges.iter().map(edge_site).collect();
+        let files = self.owner_files(&names.defs[c])?;
+        let usages = names.usages_with(c, &sites, files.as_deref());
+        Ok(Incoming {
+            links: usages
+                .tied
+                .into_iter()
+                .map(|(k, tie)| (edges[k].clone(), tie))
+                .collect(),
+            unrelated: usages
+                .unrelated
+                .into_iter()
+                .map(|k| edges[k].clone())
+                .collect(),
+        })
+    }
+
+    /// The edges of `kinds` that start in `qualified_name`, each with what it leads to.
+    pub fn outgoing(
+        &mut self,
+        qualified_name: &str,
+        kinds: &[&str],
+    ) -> ToolResult<Vec<(Edge, Target)>> {
+        let edges: Vec<Edge> = self
+            .host
+            .edges_from(qualified_name)?
+            .into_iter()
+            .filter(|e| kinds.contains(&e.kind.as_str()))
+            .collect();
+        let mut out = Vec::with_capacity(edges.len());
+        for e in edges {
+            let t = self.target(&e)?;
+            out.push((e, t));
+        }
+        Ok(out)
+    }
+
+    /// The definition an edge's written target is.
+    pub fn target(&mut self, e: &Edge) -> ToolResult<Target> {
+        let names = self.names(&e.to_name, None)?;
+        if names.defs.is_empty() {
+            return Ok(Target::External);
+        }
+        let site = edge_site(e);
+        // A member used on a receiver of unknown type, in a file that never names its
+        // owner, is most likely another type's member (`v.push(..)` on a Vec).
+        let blind =
+            site.qualifier.is_none() && matches!(site.kind.as_str(), "method_call" | "field");
+        let plausible = |g: &mut Self, d: &Sym| -> ToolResult<bool> {
+            if !blind {
+                return Ok(true);
+            }
+            Ok(g.owner_files(d)?
+                .is_none_or(|f| f.contains(&site.file_path)))
+        };
+        match names.attribute(&site) {
+            Attribution::Resolved(i, strength) => {
+                let d = &names.defs[i];
+                if strength == Strength::NameOnly && !plausible(self, d)? {
+                    return Ok(Target::External);
+                }
+                let tie = if strength == Strength::NameOnly {
+                    Tie::NameOnly
+                } else {
+                    Tie::Exact
+                };
+                Ok(Target::Def(d.clone(), tie))
+            }
+            Attribution::Open(set) => {
+                let mut left = Vec::new();
+                for i in set {
+                    if plausible(self, &names.defs[i])? {
+                        left.push(i);
+                    }
+                }
+                match left.len() {
+                    0 => Ok(Target::External),
+                    1 => Ok(Target::Def(names.defs[left[0]].clone(), Tie::NameOnly)),
+                    _ => Ok(match trait_item_of(&names, &left) {
+                        Some(t) => Target::Def(names.defs[t].clone(), Tie::Open),
+                        None => Target::Open(left.iter().map(|&i| names.defs[i].clone()).collect()),
+                    }),
+                }
+            }
+            Attribution::Excluded => Ok(Target::External),
+        }
+    }
+}
+
+/// Among same-named candidates, the trait item all the others implement, if any: a call
+/// that could reach any of them is a call of the trait's operation.
+fn trait_item_of(names: &NameIndex, set: &[usize]) -> Option<usize> {
+    let implementors: HashMap<&str, &str> = names
+        .sites
+        .iter()
+        .filter(|s| s.kind == "implements")
+        .filter_map(|s| Some((s.enclosing_symbol.as_str(), s.qualifier.as_deref()?)))
+        .collect();
+    let traits: Vec<usize> = set
+        .iter()
+        .copied()
+        .filter(|&i| {
+            names.defs[i]
+                .owner
+                .as_deref()
+                .is_some_and(|o| names.scope.trait_owners.contains(o))
+        })
+        .collect();
+    let [t] = traits.as_slice() else {
+        return None;
+    };
+    let owner = names.defs[*t].owner.as_deref()?;
+    set.iter()
+        .all(|&i| {
+            i == *t || implementors.get(names.defs[i].qualified_name.as_str()) == Some(&owner)
+        })
+        .then_some(*t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Site;
+
+    fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym {
+        Sym {
+            name: qualified.rsplit("::").next().unwrap().into(),
+            kind: kind.into(),
+            qualified_name: qualified.into(),
+            owner: owner.map(Into::into),
+            file_path: file.into(),
+            start_line: 1,
+            end_line: 2,
+            ..Sym::default()
+        }
+    }
+
+    fn edge(kind: &str, from: &str, to: &str, q: Option<&str>, site: &str, file: &str) -> Edge {
+        Edge {
+            kind: kind.into(),
+            from_symbol: from.into(),
+            to_name: to.into(),
+            to_qualifier: q.map(Into::into),
+            site_kind: site.into(),
+            file_path: file.into(),
+            line: 1,
+            column: 1,
+        }
+    }
+
+    struct Mem {
+        defs: Vec<Sym>,
+        edges: Vec<Edge>,
+        /// (name, site)
+        sites: Vec<(String, Site)>,
+    }
+
+    impl Host for Mem {
+        fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
+            Ok(self
+                .defs
+                .iter()
+                .filter(|d| d.name == name)
+                .cloned()
+                .collect())
+        }
+        fn symbols_by_qualified_name(&self, q: &str) -> ToolResult<Vec<Sym>> {
+            Ok(self
+                .defs
+                .iter()
+                .filter(|d| d.qualified_name == q)
+                .cloned()
+                .collect())
+        }
+        fn references_to_name(&self, name: &str, _: bool) -> ToolResult<Vec<Site>> {
+            Ok(self
+                .sites
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, s)| s.clone())
+                .collect())
+        }
+        fn edges_from(&self, q: &str) -> ToolResult<Vec<Edge>> {
+            Ok(self
+                .edges
+                .iter()
+                .filter(|e| e.from_symbol == q)
+                .cloned()
+                .collect())
+        }
+        fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
+            Ok(self
+                .edges
+                .iter()
+                .filter(|e| e.to_name == name)
+                .cloned()
+                .collect())
+        }
+    }
+
+    fn shapes() -> Mem {
+        let implements = |owner: &str| {
+            (
+                "area".to_string(),
+                Site {
+                    file_path: "src/s.rs".into(),
+                    line: 1,
+                    column: 1,
+                    kind: "implements".into(),
+                    qualifier: Some("Shape".into()),
+                    enclosing_symbol: format!("k::{owner}::area"),
+                    line_text: None,
+                },
+            )
+        };
+        let named = |name: &str, file: &str| {
+            (
+                name.to_string(),
+                Site {
+                    file_path: file.into(),
+                    kind: "type".into(),
+                    enclosing_symbol: "k::x".into(),
+                    ..Site::default()
+                },
+            )
+        };
+        Mem {
+            defs: vec![
+                def("k::Shape", "trait", None, "src/s.rs"),
+                def("k::Shape::area", "method", Some("Shape"), "src/s.rs"),
+                def("k::Circle::area", "method", Some("Circle"), "src/s.rs"),
+                def("k::Square::area", "method", Some("Square"), "src/s.rs"),
+                def("k::Circle::new", "method", Some("Circle"), "src/s.rs"),
+                def("k::total", "function", None, "src/lib.rs"),
+                def("k::len", "method", Some("Buf"), "src/buf.rs"),
+            ],
+            edges: vec![
+                edge(
+                    "calls",
+                    "k::total",
+                    "area",
+                    None,
+                    "method_call",
+                    "src/lib.rs",
+                ),
+                edge(
+                    "calls",
+                    "k::total",
+                    "new",
+                    Some("Circle"),
+                    "call",
+                    "src/lib.rs",
+                ),
+                edge(
+                    "calls",
+                    "k::total",
+                    "push",
+                    None,
+                    "method_call",
+                    "src/lib.rs",
+                ),
+                edge(
+                    "calls",
+                    "k::total",
+                    "len",
+                    None,
+                    "method_call",
+                    "src/lib.rs",
+                ),
+                edge("implements", "k::Circle", "Shape", None, "type", "src/s.rs"),
+            ],
+            sites: vec![
+                implements("Circle"),
+                implements("Square"),
+                named("Shape", "src/lib.rs"),
+                named("Circle", "src/lib.rs"),
+            ],
+        }
+    }
+
+    #[test]
+    fn outgoing_edges_lead_to_definitions_trait_items_or_nothing() {
+        let host = shapes();
+        let mut g = CallGraph::new(&host);
+        let out = g.outgoing("k::total", CALL_KINDS).unwrap();
+        let shown: Vec<(String, String)> = out
+            .iter()
+            .map(|(e, t)| {
+                let t = match t {
+                    Target::Def(d, tie) => format!("{} {tie:?}", d.qualified_name),
+                    Target::Open(c) => format!("open {}", c.len()),
+                    Target::External => "external".into(),
+                };
+                (e.to_name.clone(), t)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("area".into(), "k::Shape::area Open".into()),
+                ("new".into(), "k::Circle::new Exact".into()),
+                ("push".into(), "external".into()),
+                // `Buf::len` is the only `len`, but lib.rs never names `Buf`.
+                ("len".into(), "external".into()),
+            ]
+        );
+        // Implements edges are not calls.
+        assert!(g.outgoing("k::Circle", CALL_KINDS).unwrap().is_empty());
+        assert_eq!(g.outgoing("k::Circle", IMPACT_KINDS).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn incoming_edges_are_tied_to_the_definition_asked_about() {
+        let host = shapes();
+        let mut g = CallGraph::new(&host);
+        let new = g.symbol("k::Circle::new").unwrap().unwrap();
+        let inc = g.incoming(&new, CALL_KINDS).unwrap();
+        assert_eq!(inc.links.len(), 1);
+        assert_eq!(inc.links[0].0.from_symbol, "k::total");
+        assert_eq!(inc.links[0].1, Tie::Exact);
+        // `x.area()` in lib.rs could be Circle's (lib.rs names Circle), not Square's.
+        let area = g.symbol("k::Circle::area").unwrap().unwrap();
+        let inc = g.incoming(&area, CALL_KINDS).unwrap();
+        assert_eq!(inc.links.len(), 1);
+        assert_eq!(inc.links[0].1, Tie::Open);
+        let area = g.symbol("k::Square::area").unwrap().unwrap();
+        let inc = g.incoming(&area, CALL_KINDS).unwrap();
+        assert!(inc.links.is_empty());
+        assert_eq!(inc.unrelated.len(), 1);
+        assert_eq!(inc.unrelated[0].from_symbol, "k::total");
+        let shape = g.symbol("k::Shape").unwrap().unwrap();
+        assert!(g.incoming(&shape, CALL_KINDS).unwrap().links.is_empty());
+        let inc = g.incoming(&shape, IMPACT_KINDS).unwrap();
+        assert_eq!(inc.links[0].0.from_symbol, "k::Circle");
+        assert!(g.symbol("k::nothing").unwrap().is_none());
+    }
+}
