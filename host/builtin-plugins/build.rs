@@ -7,6 +7,7 @@ use std::path::PathBuf;
 const ROUTERS: &[(&str, &str, &str)] = &[
     ("scryer-navigation", "navigation", "router"),
     ("scryer-admin", "admin", "admin"),
+    ("scryer-memory", "memory", "memory"),
     ("scryer-graph", "graph", "router"),
     ("scryer-search-router", "search", "router"),
     ("scryer-dependency", "dependency", "router"),

@@ -1,0 +1,121 @@
+//! The memory router's tool definitions.
+
+use scryer_decisions::STATUSES;
+use scryer_plugin_sdk::ToolSpec;
+use serde_json::json;
+
+pub fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec::query(
+            "query_adrs",
+            "Search the project's decision records, learnings and plans (docs/adr, docs/learnings, \
+                docs/plans). Ranked by words (the title weighs most) and by affected_paths covering a \
+                path in the query or `path`; no query: all, newest first. Hits: number, title, status, \
+                path, score, match_reasons, excerpt.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "words and/or paths"},
+                    "path": {"type": "string", "description": "file or directory to rank by coverage"},
+                    "status": {"type": "string", "enum": STATUSES},
+                    "limit": {"type": "integer", "description": "default 10, max 50"},
+                    "offset": {"type": "integer", "description": "0-based"}
+                }
+            }),
+            1000,
+        ),
+        ToolSpec {
+            name: "record_adr",
+            description: "Record an architecture decision as docs/adr/NNNN-slug.md (the next number) with \
+                YAML frontmatter, and store it. affected_paths: globs of the code it governs \
+                (`src/net/**`; a bare `src/net` covers its subtree); query_adrs and inspect_symbol \
+                surface it for those files.",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string", "description": "one line"},
+                    "decision": {"type": "string", "description": "Markdown"},
+                    "context": {"type": "string", "description": "Markdown"},
+                    "consequences": {"type": "string", "description": "Markdown"},
+                    "status": {"type": "string", "enum": STATUSES, "description": "default proposed"},
+                    "affected_paths": {"type": "array", "items": {"type": "string"}}
+                },
+                "required": ["title", "decision"]
+            }),
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+            default_budget: 1000,
+        },
+        ToolSpec {
+            name: "delete_adr",
+            description: "Delete one decision record (its docs/adr file and stored row), named by exactly \
+                one of adr_number, file_path (a .md in docs/adr) or title.",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "adr_number": {"type": "integer"},
+                    "file_path": {"type": "string", "description": "e.g. docs/adr/0003-x.md"},
+                    "title": {"type": "string", "description": "exact, case-insensitive"}
+                }
+            }),
+            read_only: false,
+            destructive: true,
+            idempotent: true,
+            default_budget: 1000,
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(v: &serde_json::Value, at: &str, bad: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, val) in map {
+                    if [
+                        "$ref", "$defs", "format", "minimum", "maximum", "anyOf", "oneOf",
+                    ]
+                    .contains(&k.as_str())
+                        || (k == "type" && !val.is_string())
+                    {
+                        bad.push(format!("{at}/{k}"));
+                    }
+                    for hidden in ["max_tokens", "no_truncate", "project"] {
+                        if k == "properties" && val.get(hidden).is_some() {
+                            bad.push(format!("{at}: publishes {hidden}"));
+                        }
+                    }
+                    walk(val, &format!("{at}/{k}"), bad);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| walk(i, at, bad)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn schemas_are_portable_and_descriptions_short() {
+        let mut bad = Vec::new();
+        for t in tools() {
+            assert!(
+                t.description.len() <= 450,
+                "{}: {} characters",
+                t.name,
+                t.description.len()
+            );
+            walk(&t.schema, t.name, &mut bad);
+        }
+        assert!(bad.is_empty(), "{bad:?}");
+        let total: usize = tools()
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.schema.to_string().len())
+            .sum();
+        assert!(
+            total < 2600,
+            "the three definitions take {total} characters"
+        );
+    }
+}
