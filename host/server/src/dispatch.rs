@@ -41,8 +41,12 @@ impl CallOutcome {
 const MAX_BUDGET: i64 = 1_000_000;
 /// Most files of one answer checked for changes after the call.
 const MAX_REFRESH_FILES: usize = 64;
-/// Tools that manage projects rather than read an index.
-const ADMIN_TOOLS: &[&str] = &[
+/// Tools that do not read the code index (project administration, architectural
+/// memory): they neither wait for a first index nor refresh files.
+const INDEX_FREE_TOOLS: &[&str] = &[
+    "query_adrs",
+    "record_adr",
+    "delete_adr",
     "index_workspace",
     "get_indexing_status",
     "list_projects",
@@ -170,7 +174,7 @@ impl Server {
         // A call that reads the index waits for a first index that is being built.
         let mut notes = Vec::new();
         if let Some(p) = &project
-            && !ADMIN_TOOLS.contains(&name)
+            && !INDEX_FREE_TOOLS.contains(&name)
         {
             let state = self.core.projects.state(p).await;
             if let IndexState::Building { .. } = state
@@ -227,7 +231,7 @@ impl Server {
         };
         // Freshness: the file the call names is checked before it runs, the files the
         // answer names after; if any changed, the call runs again on the fresh index.
-        let reads_index = !ADMIN_TOOLS.contains(&name);
+        let reads_index = !INDEX_FREE_TOOLS.contains(&name);
         let mut refreshed: Vec<String> = Vec::new();
         if let (true, Some(p)) = (reads_index, &project)
             && let Ok(Some(fp)) = host_str(&args, "file_path")
