@@ -7,6 +7,7 @@
 //! them out ([`NOT_A_DEPENDENCY`]).
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use turso::{Connection, Value};
@@ -41,6 +42,35 @@ pub(crate) const SCHEMA: &[&str] = &[
     )",
     "CREATE UNIQUE INDEX IF NOT EXISTS project_dependency_by_pair ON project_dependency (project_id, crate_id)",
 ];
+
+/// Statements (project id as `?1`) removing a deleted project's rows from this area's
+/// tables; run by `Db::delete_project`. Only what the project locks goes: the crates'
+/// indexes are shared with other projects and stay cached.
+pub(crate) const PROJECT_DELETIONS: &[&str] =
+    &["DELETE FROM project_dependency WHERE project_id = ?1"];
+
+/// How long a write here waits for another writer (an index run, a refresh) to finish
+/// its transaction before reporting the database as locked: turso fails at once by
+/// default.
+const WRITE_WAIT: Duration = Duration::from_secs(10);
+
+/// A connection for writing, that waits its turn behind another writer.
+fn writer(db: &Db) -> Result<Connection> {
+    let conn = db.connect()?;
+    conn.busy_timeout(WRITE_WAIT)?;
+    Ok(conn)
+}
+
+/// Whether `e` comes from another writer holding the database (`database is locked`):
+/// worth trying again later, unlike other failures.
+pub fn is_busy(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<turso::Error>(),
+            Some(turso::Error::Busy(_) | turso::Error::BusySnapshot(_))
+        )
+    })
+}
 
 /// SQL condition on `project.id` that keeps user projects and drops the rows holding a
 /// dependency crate's index. (`IS NOT NULL` matters: `NOT IN` a set holding NULL is
@@ -173,7 +203,7 @@ impl Db {
         project_id: i64,
         crates: &[DependencyRecord],
     ) -> Result<RecordOutcome> {
-        let conn = self.connect()?;
+        let conn = writer(self)?;
         // Read first, outside any transaction: the common case (nothing changed) writes nothing.
         let mut known = std::collections::HashMap::new();
         {
@@ -319,7 +349,7 @@ impl Db {
     /// `deps/<name>@<version>`: a `/` never appears in a user project's slug, which is a
     /// directory name). Fails if the source directory is registered as a user project.
     pub async fn dependency_index_project(&self, crate_id: i64) -> Result<ProjectRow> {
-        let conn = self.connect()?;
+        let conn = writer(self)?;
         let mut rows = conn
             .query(
                 "SELECT name, version, source_root, index_project_id FROM dependency_crate WHERE id = ?1",
@@ -386,7 +416,7 @@ impl Db {
     /// Ends an index run over a crate: on success its index counts as complete (and its
     /// note is cleared); on failure the note says why.
     pub async fn finish_dependency_index(&self, crate_id: i64, error: Option<&str>) -> Result<()> {
-        let conn = self.connect()?;
+        let conn = writer(self)?;
         match error {
             None => {
                 conn.execute(
@@ -717,6 +747,27 @@ mod tests {
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].version, "1.1.0");
         assert_eq!(db.all_dependency_indexes().await.unwrap().len(), 2);
+
+        // Deleting the project forgets what it locked (its id may be given out again),
+        // not the cached crates.
+        db.delete_project(a.id).await.unwrap();
+        assert!(db.dependency_indexes(a.id).await.unwrap().is_empty());
+        assert_eq!(db.all_dependency_indexes().await.unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_busy_database_is_told_apart_from_other_failures() {
+        let (_dir, db) = open().await;
+        let holder = db.connect().unwrap();
+        holder.execute("BEGIN IMMEDIATE", ()).await.unwrap();
+        let other = db.connect().unwrap();
+        let err = anyhow::Error::from(other.execute("BEGIN IMMEDIATE", ()).await.unwrap_err())
+            .context("writing files");
+        assert!(is_busy(&err), "{err:#}");
+        assert!(!is_busy(&anyhow::anyhow!(
+            "database is locked, said nobody"
+        )));
+        holder.execute("ROLLBACK", ()).await.unwrap();
     }
 
     #[tokio::test]
@@ -739,7 +790,3 @@ mod tests {
         assert_eq!(db.projects().await.unwrap().len(), 1);
     }
 }
-
-/// Statements (project id as `?1`) removing a deleted project's rows from this area's
-/// tables; run by `Db::delete_project`.
-pub(crate) const PROJECT_DELETIONS: &[&str] = &[];

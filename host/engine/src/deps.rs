@@ -657,4 +657,123 @@ version = "0.2.0"
                 .starts_with("indexing failed: its sources")
         );
     }
+
+    /// Measures indexing a real project's locked crates from the real cargo home, into a
+    /// fresh database, then the same lockfile for a second project (all reused):
+    /// `SCRYER_DEPS_MEASURE=/path/to/project cargo test -p scryer-engine --lib
+    /// deps::tests::measure -- --ignored --nocapture`.
+    #[tokio::test(flavor = "multi_thread")]
+    #[ignore = "reads the real cargo registry; run by hand to measure"]
+    async fn measure() {
+        let Some(root) = std::env::var_os("SCRYER_DEPS_MEASURE").map(PathBuf::from) else {
+            panic!("set SCRYER_DEPS_MEASURE to a project directory with a Cargo.lock");
+        };
+        let home = default_cargo_home();
+        let dir = tempfile::tempdir().unwrap();
+        // SCRYER_DEPS_MEASURE_DB keeps the database, to time queries again without indexing.
+        let db_path = std::env::var_os("SCRYER_DEPS_MEASURE_DB")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.path().join("index.db"));
+        let db = Db::open(&db_path).await.unwrap();
+        let p = db
+            .register_project(&root.to_string_lossy(), None)
+            .await
+            .unwrap();
+
+        let started = Instant::now();
+        let lock = record_locked_crates(&db, p.id, &root, home.as_deref())
+            .await
+            .unwrap();
+        let record_ms = started.elapsed().as_millis();
+        let mut per_crate = Vec::new();
+        let (mut files, mut symbols) = (0, 0);
+        for c in db.pending_dependencies(Some(p.id)).await.unwrap() {
+            let t = Instant::now();
+            let r = index_dependency(&db, &c).await.unwrap();
+            files += r.files_parsed;
+            symbols += r.symbols_written;
+            per_crate.push((
+                t.elapsed().as_millis(),
+                r.files_parsed,
+                format!("{} {}", c.name, c.version),
+            ));
+        }
+        let total_ms = started.elapsed().as_millis();
+        per_crate.sort_by(|a, b| b.cmp(a));
+        println!(
+            "lockfile {:?}: {} registry crates, {} missing; recorded in {record_ms} ms",
+            lock.lockfile, lock.locked, lock.missing
+        );
+        println!(
+            "indexed {} crates, {files} files, {symbols} symbols in {total_ms} ms; database {} MiB",
+            per_crate.len(),
+            std::fs::metadata(&db_path)
+                .map(|m| m.len() >> 20)
+                .unwrap_or(0)
+        );
+        for (ms, files, name) in per_crate.iter().take(8) {
+            println!("  {name}: {files} files, {ms} ms");
+        }
+        let conn = db.connect().unwrap();
+        for table in ["source_file", "symbol", "ref_site", "edge"] {
+            let Ok(mut rows) = conn
+                .query(format!("SELECT COUNT(*) FROM {table}"), ())
+                .await
+            else {
+                continue;
+            };
+            let n: i64 = rows.next().await.unwrap().unwrap().get(0).unwrap();
+            println!("  {table}: {n} rows");
+        }
+
+        // What a `dependencies` call costs over this many crates.
+        let locked = db.dependency_indexes(p.id).await.unwrap();
+        let ids: Vec<i64> = locked.iter().filter_map(|d| d.index_project_id).collect();
+        let t = Instant::now();
+        db.symbol_counts(&ids).await.unwrap();
+        println!(
+            "symbol counts of {} crates: {} ms",
+            ids.len(),
+            t.elapsed().as_millis()
+        );
+        let t = Instant::now();
+        let hits = db.symbols_by_name_in(&ids, "Mutex").await.unwrap();
+        println!(
+            "symbols named Mutex across them: {} in {} ms",
+            hits.len(),
+            t.elapsed().as_millis()
+        );
+        if let Some(id) = locked
+            .iter()
+            .find(|d| d.crate_name == "tokio")
+            .and_then(|d| d.index_project_id)
+        {
+            let t = Instant::now();
+            let all = db.index_project_symbols(id).await.unwrap();
+            println!(
+                "every symbol of tokio: {} in {} ms",
+                all.len(),
+                t.elapsed().as_millis()
+            );
+        }
+
+        // A second project locking the same crates reuses every index.
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::copy(lock.lockfile.as_ref().unwrap(), other.join("Cargo.lock")).unwrap();
+        let q = db
+            .register_project(&other.to_string_lossy(), None)
+            .await
+            .unwrap();
+        let t = Instant::now();
+        let again = index_locked_crates(&db, q.id, &other, home.as_deref())
+            .await
+            .unwrap();
+        println!(
+            "second project, same lockfile: {} crates indexed, {} ms",
+            again.indexed.len(),
+            t.elapsed().as_millis()
+        );
+        assert!(again.indexed.is_empty());
+    }
 }

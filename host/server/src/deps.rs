@@ -24,6 +24,10 @@ use crate::projects::ProjectManager;
 const RECHECK: Duration = Duration::from_secs(2);
 /// How long the worker waits for a user index run before going on regardless.
 const YIELD_LIMIT: Duration = Duration::from_secs(600);
+/// A crate whose run failed because another writer held the database is tried this many
+/// more times, after this pause (the index is incremental: work done is kept).
+const BUSY_RETRIES: u32 = 20;
+const BUSY_PAUSE: Duration = Duration::from_millis(500);
 
 /// Process-wide state, keyed by database file so servers on different databases in one
 /// process (tests) never share work.
@@ -225,8 +229,10 @@ fn kick(projects: &Arc<ProjectManager>) {
 }
 
 /// Indexes pending crates one at a time until none is left (failed ones are skipped).
+/// A crate that failed only because another writer held the database is tried again.
 async fn drain(projects: &Arc<ProjectManager>, db_path: &Path) -> Result<()> {
     let db = projects.db();
+    let mut busy: HashMap<i64, u32> = HashMap::new();
     loop {
         let pending = db.pending_dependencies(None).await?;
         let next = with_state(|s| {
@@ -248,6 +254,14 @@ async fn drain(projects: &Arc<ProjectManager>, db_path: &Path) -> Result<()> {
                 ms = started.elapsed().as_millis() as u64,
                 "indexed dependency crate"
             ),
+            Err(e)
+                if scryer_db::is_busy(&e)
+                    && *busy.entry(crate_.crate_id).or_default() < BUSY_RETRIES =>
+            {
+                *busy.entry(crate_.crate_id).or_default() += 1;
+                tracing::debug!(crate_name = %crate_.name, "database busy: indexing the crate again shortly");
+                tokio::time::sleep(BUSY_PAUSE).await;
+            }
             Err(e) => {
                 tracing::warn!(
                     crate_name = %crate_.name,
