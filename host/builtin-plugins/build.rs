@@ -9,6 +9,7 @@ const ROUTERS: &[(&str, &str, &str)] = &[
     ("scryer-admin", "admin", "admin"),
     ("scryer-memory", "memory", "memory"),
     ("scryer-graph", "graph", "router"),
+    ("scryer-inspect", "inspect", "router"),
     ("scryer-search-router", "search", "router"),
     ("scryer-dependency", "dependency", "router"),
 ];
