@@ -6,22 +6,36 @@ use serde_json::json;
 pub fn tools() -> Vec<ToolSpec> {
     vec![
         ToolSpec::query(
-            "find_references",
-            "Every usage of a symbol in the project, each with the function or type it sits in. \
-                `symbol` is a name, `Type::method` or a qualified path. view: callers (one entry per \
-                enclosing function, default), files (counts per file) or sites (every usage with its line). \
-                Same-named definitions come back grouped as `ambiguous`; an unknown name is said to be \
-                unknown. `complete: true` only when the list is exhaustive over the indexed files.",
+            "resolve_definition",
+            "Where a symbol is defined: qualified name, kind, file, lines, signature, first doc line. \
+                `symbol`: name, `Type::method`, `crate::path::name` or `a.b.name`. Same-named \
+                definitions come back `ambiguous`, likeliest first. Falls back to the locked \
+                dependency crates; an unknown name is explained in `notice`.",
             json!({
                 "type": "object",
                 "properties": {
-                    "symbol": {"type": "string", "description": "name, Type::method or crate::path::name"},
-                    "file_path": {"type": "string", "description": "narrow to the definition in this file"},
+                    "symbol": {"type": "string", "description": "name, Type::method or path"},
+                    "file_path": {"type": "string", "description": "only this file's definitions"},
+                    "offset": {"type": "integer", "description": "paging: first candidate"}
+                },
+                "required": ["symbol"]
+            }),
+            1000,
+        ),
+        ToolSpec::query(
+            "find_references",
+            "Every usage of a symbol, each with the function or type it sits in. `symbol`: name, \
+                `Type::method` or path. view: callers (one per enclosing function, default), files \
+                (counts) or sites (every usage). Same-named definitions are grouped as `ambiguous`; an \
+                unknown name is reported as such. `complete: true` only when exhaustive over the indexed files.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "symbol": {"type": "string", "description": "name, Type::method or path"},
+                    "file_path": {"type": "string", "description": "the definition in this file"},
                     "view": {"type": "string", "enum": ["callers", "files", "sites"], "description": "default callers"},
-                    "offset": {"type": "integer", "description": "first item of the page (0-based)"},
-                    "limit": {"type": "integer", "description": "items per page (default 100)"},
-                    "max_tokens": {"type": "integer", "description": "answer budget (default 1500)"},
-                    "no_truncate": {"type": "boolean", "description": "return everything, ignoring the budget"}
+                    "offset": {"type": "integer", "description": "paging: first item"},
+                    "limit": {"type": "integer", "description": "items per page (default 100)"}
                 },
                 "required": ["symbol"]
             }),
@@ -35,14 +49,69 @@ pub fn tools() -> Vec<ToolSpec> {
             json!({
                 "type": "object",
                 "properties": {
-                    "file_path": {"type": "string", "description": "relative to the project root, or absolute"},
-                    "offset": {"type": "integer", "description": "first top-level item (0-based)"},
-                    "max_tokens": {"type": "integer", "description": "answer budget (default 2000)"},
-                    "no_truncate": {"type": "boolean", "description": "return everything, ignoring the budget"}
+                    "file_path": {"type": "string", "description": "relative or absolute"},
+                    "offset": {"type": "integer", "description": "paging: first top-level item"}
                 },
                 "required": ["file_path"]
             }),
             2000,
         ),
+        ToolSpec::query(
+            "get_enclosing_scope",
+            "The innermost definition around a line (function, method, type, module): kind, range, \
+                signature, parents and its source, cut to the budget with `snippet_remaining`. A line \
+                outside every definition gets its module and the definitions around it.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": "relative or absolute"},
+                    "line": {"type": "integer", "description": "1-based"}
+                },
+                "required": ["file_path", "line"]
+            }),
+            600,
+        ),
+        ToolSpec::query(
+            "get_type_contract",
+            "A type's fields or variants, methods (inherent and from trait impls) and implemented \
+                traits; for a trait or interface, its required and provided methods and implementors. \
+                `symbol` as in resolve_definition. Long lists are cut evenly, with `next_offset`.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "symbol": {"type": "string", "description": "type or trait: name or path"},
+                    "file_path": {"type": "string", "description": "only the type in this file"},
+                    "offset": {"type": "integer", "description": "paging: skip this many per list"}
+                },
+                "required": ["symbol"]
+            }),
+            1000,
+        ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Descriptions stay short, and schemas stay in the portable subset every client takes.
+    #[test]
+    fn definitions_are_small_and_portable() {
+        for t in tools() {
+            assert!(
+                t.description.len() <= 450,
+                "{}: {} chars",
+                t.name,
+                t.description.len()
+            );
+            let schema = t.schema.to_string();
+            for banned in ["$ref", "$defs", "\"format\"", "minimum", "\"type\":["] {
+                assert!(!schema.contains(banned), "{} has {banned}", t.name);
+            }
+            // The host publishes the budget arguments where they matter; routers never do.
+            for host_param in ["max_tokens", "no_truncate", "\"project\""] {
+                assert!(!schema.contains(host_param), "{} has {host_param}", t.name);
+            }
+        }
+    }
 }

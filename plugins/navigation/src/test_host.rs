@@ -1,0 +1,600 @@
+//! An in-memory [`Host`] for the router's native unit tests: symbols, usage sites,
+//! file texts, edges and dependency symbols set by each test. An interface a test leaves
+//! unset answers with an error, like a host that lacks it.
+
+use std::collections::HashMap;
+
+use scryer_plugin_sdk::host::{DepSym, Edge, Facts, Host, Site, Sym};
+use scryer_plugin_sdk::{ToolError, ToolResult};
+
+#[derive(Default)]
+pub struct MemHost {
+    pub symbols: Vec<Sym>,
+    /// (name, site)
+    pub sites: Vec<(String, Site)>,
+    pub files: HashMap<String, String>,
+    /// `None`: the edges interface errors, as before the host stores edges.
+    pub edges: Option<Vec<(String, Edge)>>,
+    /// `None`: the dependency interface errors.
+    pub deps: Option<Vec<DepSym>>,
+    pub facts: Facts,
+    /// Host calls made, by method name, to check what the logic asks for.
+    pub calls: std::cell::RefCell<Vec<String>>,
+}
+
+pub fn sym(
+    kind: &str,
+    qualified: &str,
+    owner: Option<&str>,
+    file: &str,
+    lines: (u32, u32),
+    signature: &str,
+) -> Sym {
+    Sym {
+        name: qualified.rsplit("::").next().unwrap_or(qualified).into(),
+        kind: kind.into(),
+        qualified_name: qualified.into(),
+        owner: owner.map(Into::into),
+        file_path: file.into(),
+        start_line: lines.0,
+        end_line: lines.1,
+        signature: signature.into(),
+        docstring: None,
+    }
+}
+
+pub fn site(file: &str, line: u32, kind: &str, qualifier: Option<&str>, enclosing: &str) -> Site {
+    Site {
+        file_path: file.into(),
+        line,
+        column: 1,
+        kind: kind.into(),
+        qualifier: qualifier.map(Into::into),
+        enclosing_symbol: enclosing.into(),
+        line_text: None,
+    }
+}
+
+impl MemHost {
+    fn note(&self, call: &str) {
+        self.calls.borrow_mut().push(call.to_string());
+    }
+
+    pub fn add_site(&mut self, name: &str, s: Site) {
+        self.sites.push((name.to_string(), s));
+    }
+
+    fn lines_of(&self, file: &str) -> Option<Vec<&str>> {
+        let key = self
+            .files
+            .keys()
+            .find(|k| file == k.as_str() || file.ends_with(&format!("/{k}")))?;
+        Some(self.files[key].lines().collect())
+    }
+}
+
+impl Host for MemHost {
+    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
+        self.note("symbols_by_name");
+        Ok(self
+            .symbols
+            .iter()
+            .filter(|s| s.name == name)
+            .cloned()
+            .collect())
+    }
+
+    fn symbols_by_qualified_name(&self, qn: &str) -> ToolResult<Vec<Sym>> {
+        self.note("symbols_by_qualified_name");
+        Ok(self
+            .symbols
+            .iter()
+            .filter(|s| s.qualified_name == qn || s.qualified_name.ends_with(&format!("::{qn}")))
+            .cloned()
+            .collect())
+    }
+
+    fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
+        self.note("references_to_name");
+        let mut out: Vec<Site> = self
+            .sites
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, s)| {
+                let mut s = s.clone();
+                if with_line_text {
+                    s.line_text = self
+                        .lines_of(&s.file_path)
+                        .and_then(|l| l.get(s.line as usize - 1).map(|t| t.trim().to_string()));
+                }
+                s
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
+        Ok(out)
+    }
+
+    fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
+        self.note("file_symbols");
+        let rel = self
+            .files
+            .keys()
+            .find(|k| file_path == k.as_str() || file_path.ends_with(&format!("/{k}")))
+            .ok_or_else(|| ToolError::not_found(format!("{file_path} is not indexed")))?;
+        let mut out: Vec<Sym> = self
+            .symbols
+            .iter()
+            .filter(|s| &s.file_path == rel)
+            .cloned()
+            .collect();
+        out.sort_by_key(|s| s.start_line);
+        Ok(out)
+    }
+
+    fn file_has_parse_errors(&self, _file_path: &str) -> ToolResult<bool> {
+        Ok(false)
+    }
+
+    fn index_facts(&self) -> ToolResult<Facts> {
+        Ok(self.facts.clone())
+    }
+
+    fn edges_from(&self, qualified_name: &str) -> ToolResult<Vec<Edge>> {
+        self.note("edges_from");
+        let edges = self
+            .edges
+            .as_ref()
+            .ok_or_else(|| ToolError::internal("edges is not available yet"))?;
+        Ok(edges
+            .iter()
+            .filter(|(_, e)| e.from_symbol == qualified_name)
+            .map(|(_, e)| e.clone())
+            .collect())
+    }
+
+    fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
+        self.note("edges_to");
+        let edges = self
+            .edges
+            .as_ref()
+            .ok_or_else(|| ToolError::internal("edges is not available yet"))?;
+        Ok(edges
+            .iter()
+            .filter(|(_, e)| e.to_name == name)
+            .map(|(_, e)| e.clone())
+            .collect())
+    }
+
+    fn read_lines(&self, file_path: &str, start: u32, end: u32) -> ToolResult<Vec<String>> {
+        self.note("read_lines");
+        if start == 0 || end < start {
+            return Err(ToolError::invalid("lines are 1-based"));
+        }
+        let lines = self
+            .lines_of(file_path)
+            .ok_or_else(|| ToolError::not_found(format!("{file_path}: no such file")))?;
+        // Like the real host: at most 5,000 lines per call.
+        let end = end.min(start.saturating_add(4_999));
+        Ok(lines
+            .iter()
+            .skip(start as usize - 1)
+            .take((end - start + 1) as usize)
+            .map(|l| l.to_string())
+            .collect())
+    }
+
+    fn crate_symbols(&self, crate_name: &str, _version: Option<&str>) -> ToolResult<Vec<DepSym>> {
+        self.note("crate_symbols");
+        let deps = self
+            .deps
+            .as_ref()
+            .ok_or_else(|| ToolError::internal("dependencies is not available yet"))?;
+        Ok(deps
+            .iter()
+            .filter(|d| d.crate_name == crate_name)
+            .cloned()
+            .collect())
+    }
+
+    fn dependency_symbols_by_name(
+        &self,
+        name: &str,
+        crate_name: Option<&str>,
+    ) -> ToolResult<Vec<DepSym>> {
+        self.note("dependency_symbols_by_name");
+        let deps = self
+            .deps
+            .as_ref()
+            .ok_or_else(|| ToolError::internal("dependencies is not available yet"))?;
+        Ok(deps
+            .iter()
+            .filter(|d| d.symbol.name == name && crate_name.is_none_or(|c| d.crate_name == c))
+            .cloned()
+            .collect())
+    }
+}
+
+/// The fixture workspace of the end-to-end tests (`tests/fixtures/workspace`, crate
+/// `demo`), as the Rust extractor indexes it: its files, definitions and the usage sites
+/// the contract and scope logic reads.
+pub fn demo() -> MemHost {
+    let mut h = MemHost::default();
+    h.files.insert("src/lib.rs".into(), LIB.into());
+    h.files.insert("src/shapes.rs".into(), SHAPES.into());
+    h.files.insert("src/util.rs".into(), UTIL.into());
+    h.facts = Facts {
+        files: 3,
+        parse_failures: 0,
+        symbols: 17,
+        references: 40,
+        indexed_at: Some("2025-01-01T00:00:00Z".into()),
+    };
+    let s = "src/shapes.rs";
+    let mut symbols = vec![
+        sym(
+            "module",
+            "demo::shapes",
+            None,
+            "src/lib.rs",
+            (3, 3),
+            "pub mod shapes;",
+        ),
+        sym(
+            "module",
+            "demo::util",
+            None,
+            "src/lib.rs",
+            (4, 4),
+            "pub mod util;",
+        ),
+        sym(
+            "function",
+            "demo::total_area",
+            None,
+            "src/lib.rs",
+            (9, 11),
+            "pub fn total_area(shapes: &[Box<dyn Shape>]) -> f64",
+        ),
+        sym(
+            "function",
+            "demo::unit_circle",
+            None,
+            "src/lib.rs",
+            (13, 15),
+            "pub fn unit_circle() -> Circle",
+        ),
+        sym(
+            "function",
+            "demo::report",
+            None,
+            "src/lib.rs",
+            (17, 20),
+            "pub fn report() -> String",
+        ),
+        sym(
+            "trait",
+            "demo::shapes::Shape",
+            None,
+            s,
+            (4, 6),
+            "pub trait Shape",
+        ),
+        sym(
+            "method",
+            "demo::shapes::Shape::area",
+            Some("Shape"),
+            s,
+            (5, 5),
+            "fn area(&self) -> f64",
+        ),
+        sym(
+            "struct",
+            "demo::shapes::Circle",
+            None,
+            s,
+            (9, 11),
+            "pub struct Circle",
+        ),
+        sym(
+            "field",
+            "demo::shapes::Circle::radius",
+            Some("Circle"),
+            s,
+            (10, 10),
+            "pub radius: f64",
+        ),
+        sym(
+            "method",
+            "demo::shapes::Circle::new",
+            Some("Circle"),
+            s,
+            (15, 17),
+            "pub fn new(radius: f64) -> Circle",
+        ),
+        sym(
+            "method",
+            "demo::shapes::Circle::area",
+            Some("Circle"),
+            s,
+            (21, 23),
+            "fn area(&self) -> f64",
+        ),
+        sym(
+            "struct",
+            "demo::shapes::Square",
+            None,
+            s,
+            (26, 28),
+            "pub struct Square",
+        ),
+        sym(
+            "field",
+            "demo::shapes::Square::side",
+            Some("Square"),
+            s,
+            (27, 27),
+            "pub side: f64",
+        ),
+        sym(
+            "method",
+            "demo::shapes::Square::new",
+            Some("Square"),
+            s,
+            (31, 33),
+            "pub fn new(side: f64) -> Self",
+        ),
+        sym(
+            "method",
+            "demo::shapes::Square::area",
+            Some("Square"),
+            s,
+            (37, 39),
+            "fn area(&self) -> f64",
+        ),
+        sym(
+            "function",
+            "demo::shapes::both",
+            None,
+            s,
+            (42, 44),
+            "pub fn both() -> (Circle, Square)",
+        ),
+        sym(
+            "const",
+            "demo::util::PI",
+            None,
+            "src/util.rs",
+            (3, 3),
+            "pub const PI: f64 = 3.14159",
+        ),
+        sym(
+            "function",
+            "demo::util::describe",
+            None,
+            "src/util.rs",
+            (6, 8),
+            "pub fn describe(area: f64) -> String",
+        ),
+        sym(
+            "function",
+            "demo::util::twice",
+            None,
+            "src/util.rs",
+            (10, 12),
+            "pub fn twice() -> String",
+        ),
+        sym(
+            "function",
+            "demo::util::tick",
+            None,
+            "src/util.rs",
+            (14, 16),
+            "pub fn tick(n: u32) -> u32",
+        ),
+        sym(
+            "function",
+            "demo::util::count_up",
+            None,
+            "src/util.rs",
+            (18, 33),
+            "pub fn count_up() -> u32",
+        ),
+    ];
+    for d in &mut symbols {
+        d.docstring = match d.qualified_name.as_str() {
+            "demo::total_area" => Some("Sums the areas of all shapes.".into()),
+            "demo::shapes::Shape" => Some("Anything with an area.".into()),
+            "demo::shapes::Circle" => Some("A circle.".into()),
+            "demo::shapes::Circle::new" => Some("Makes a circle.".into()),
+            "demo::util::describe" => Some("Formats an area for people.".into()),
+            _ => None,
+        };
+    }
+    h.symbols = symbols;
+    // Type names as the extractor records them: impl headers belong to the self type.
+    for (name, line, kind, enclosing) in [
+        ("Shape", 20, "type", "demo::shapes::Circle"),
+        ("Circle", 20, "type", "demo::shapes::Circle"),
+        ("Circle", 13, "type", "demo::shapes::Circle"),
+        ("Circle", 15, "type", "demo::shapes::Circle::new"),
+        ("Circle", 16, "path", "demo::shapes::Circle::new"),
+        ("Shape", 36, "type", "demo::shapes::Square"),
+        ("Square", 36, "type", "demo::shapes::Square"),
+        ("Square", 30, "type", "demo::shapes::Square"),
+        ("Square", 32, "path", "demo::shapes::Square::new"),
+        ("Circle", 42, "type", "demo::shapes::both"),
+        ("Square", 42, "type", "demo::shapes::both"),
+    ] {
+        h.add_site(name, site(s, line, kind, None, enclosing));
+    }
+    h.add_site(
+        "area",
+        site(
+            s,
+            21,
+            "implements",
+            Some("Shape"),
+            "demo::shapes::Circle::area",
+        ),
+    );
+    h.add_site(
+        "area",
+        site(
+            s,
+            37,
+            "implements",
+            Some("Shape"),
+            "demo::shapes::Square::area",
+        ),
+    );
+    h.add_site(
+        "area",
+        site("src/lib.rs", 10, "method_call", None, "demo::total_area"),
+    );
+    h.add_site(
+        "Shape",
+        site("src/lib.rs", 6, "use", Some("shapes"), "demo"),
+    );
+    h.add_site(
+        "Shape",
+        site("src/lib.rs", 9, "type", None, "demo::total_area"),
+    );
+    h.add_site(
+        "Circle",
+        site("src/lib.rs", 6, "use", Some("shapes"), "demo"),
+    );
+    h.add_site(
+        "Circle",
+        site("src/lib.rs", 13, "type", None, "demo::unit_circle"),
+    );
+    h.add_site(
+        "describe",
+        site("src/lib.rs", 19, "call", Some("util"), "demo::report"),
+    );
+    h
+}
+
+/// The `implements` edges the host will store for the fixture's impl headers.
+pub fn demo_edges() -> Vec<(String, Edge)> {
+    ["Circle", "Square"]
+        .iter()
+        .zip([20, 36])
+        .map(|(ty, line)| {
+            (
+                "Shape".to_string(),
+                Edge {
+                    kind: "implements".into(),
+                    from_symbol: format!("demo::shapes::{ty}"),
+                    to_name: "Shape".into(),
+                    to_qualifier: None,
+                    site_kind: "type".into(),
+                    file_path: "src/shapes.rs".into(),
+                    line,
+                    column: 6,
+                },
+            )
+        })
+        .collect()
+}
+
+// Copies of tests/fixtures/workspace/src/*.rs (the line numbers above refer to them).
+pub const LIB: &str = r#"//! Demo crate for scryer's end-to-end tests.
+
+pub mod shapes;
+pub mod util;
+
+use shapes::{Circle, Shape};
+
+/// Sums the areas of all shapes.
+pub fn total_area(shapes: &[Box<dyn Shape>]) -> f64 {
+    shapes.iter().map(|s| s.area()).sum()
+}
+
+pub fn unit_circle() -> Circle {
+    Circle::new(1.0)
+}
+
+pub fn report() -> String {
+    let c = unit_circle();
+    util::describe(c.area())
+}
+"#;
+pub const SHAPES: &str = r#"//! Shapes.
+
+/// Anything with an area.
+pub trait Shape {
+    fn area(&self) -> f64;
+}
+
+/// A circle.
+pub struct Circle {
+    pub radius: f64,
+}
+
+impl Circle {
+    /// Makes a circle.
+    pub fn new(radius: f64) -> Circle {
+        Circle { radius }
+    }
+}
+
+impl Shape for Circle {
+    fn area(&self) -> f64 {
+        crate::util::PI * self.radius * self.radius
+    }
+}
+
+pub struct Square {
+    pub side: f64,
+}
+
+impl Square {
+    pub fn new(side: f64) -> Self {
+        Square { side }
+    }
+}
+
+impl Shape for Square {
+    fn area(&self) -> f64 {
+        self.side * self.side
+    }
+}
+
+pub fn both() -> (Circle, Square) {
+    (Circle::new(2.0), Square::new(3.0))
+}
+"#;
+pub const UTIL: &str = r#"//! Helpers.
+
+pub const PI: f64 = 3.14159;
+
+/// Formats an area for people.
+pub fn describe(area: f64) -> String {
+    format!("area {area:.2}")
+}
+
+pub fn twice() -> String {
+    describe(2.0)
+}
+
+pub fn tick(n: u32) -> u32 {
+    n + 1
+}
+
+pub fn count_up() -> u32 {
+    let mut n = 0;
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n = tick(n);
+    n
+}
+"#;
