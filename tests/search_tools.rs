@@ -272,7 +272,8 @@ dependencies = [
     dir
 }
 
-/// Polls `get_crate_outline` until the crate's dependency index is built.
+/// Polls `get_crate_outline` until the crate's dependency index is built: until then
+/// the answer says the crate is locked but not indexed yet.
 async fn wait_for_outline(s: &Scryer, args: Value) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -282,16 +283,17 @@ async fn wait_for_outline(s: &Scryer, args: Value) -> Value {
             if v.get("modules").is_some() {
                 return v;
             }
+            assert_eq!(v["indexed"], false, "neither an outline nor a wait: {text}");
             assert!(
-                text.contains("not indexed yet"),
-                "neither an outline nor a wait: {text}"
+                text.contains("locked but not indexed"),
+                "a wait that does not say why: {text}"
             );
         }
         assert!(
             Instant::now() < deadline,
             "hex was not indexed within 120 s: {text}"
         );
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
     }
 }
 
@@ -372,7 +374,7 @@ async fn crate_outline_of_a_locked_dependency_and_dependency_search() {
     let tight = s
         .call_json(
             "get_crate_outline",
-            json!({"crate_name": "hex", "max_tokens": 120}),
+            json!({"crate_name": "hex", "max_tokens": 250}),
         )
         .await;
     assert_eq!(tight["complete"], false, "{tight}");

@@ -17,18 +17,16 @@ use serde_json::json;
 pub fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec::query(
         "get_crate_outline",
-        "The public API of a dependency crate the project locks in Cargo.lock: its modules and, \
-            per module, its public types, traits, functions and constants with line and shortened \
-            signature (types count their public methods). Defaults to the locked version; `module` \
-            narrows to one module and its submodules. An unknown crate is answered with the locked \
-            crates closest to it.",
+        "Public API of a crate locked in Cargo.lock: its modules with their public types, traits, \
+            functions and constants (line, shortened signature). Default: the locked version; \
+            `module` narrows to a module and its submodules.",
         json!({
             "type": "object",
             "properties": {
-                "crate_name": {"type": "string", "description": "as in Cargo.lock, e.g. serde_json"},
-                "version": {"type": "string", "description": "default: the locked version"},
-                "module": {"type": "string", "description": "module path, e.g. de or serde_json::de"},
-                "offset": {"type": "integer", "description": "entries to skip (next_offset of the previous answer)"}
+                "crate_name": {"type": "string", "description": "as in Cargo.lock"},
+                "version": {"type": "string", "description": "default: the locked one"},
+                "module": {"type": "string", "description": "e.g. de or serde_json::de"},
+                "offset": {"type": "integer", "description": "from next_offset"}
             },
             "required": ["crate_name"]
         }),
@@ -77,7 +75,7 @@ mod tests {
                 assert!(!schema.contains(banned), "{banned} in {schema}");
             }
             assert!(
-                t.description.len() + schema.len() <= 1000,
+                t.description.len() + schema.len() <= 650,
                 "{} characters",
                 t.description.len() + schema.len()
             );

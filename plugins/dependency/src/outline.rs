@@ -253,30 +253,19 @@ fn relative<'p>(path: &'p str, dir: Option<&str>) -> &'p str {
         .map_or(path, |p| p.trim_start_matches('/'))
 }
 
-/// One line of the outline: an item, or a module that shows none.
+/// One line of the outline: item `item` of module `module`.
 #[derive(Clone, Copy)]
 struct Entry {
     module: usize,
-    item: Option<usize>,
+    item: usize,
 }
 
 fn entries(modules: &[Module<'_>]) -> Vec<Entry> {
-    let mut out = Vec::new();
-    for (mi, m) in modules.iter().enumerate() {
-        if m.items.is_empty() {
-            out.push(Entry {
-                module: mi,
-                item: None,
-            });
-        }
-        for ii in 0..m.items.len() {
-            out.push(Entry {
-                module: mi,
-                item: Some(ii),
-            });
-        }
-    }
-    out
+    modules
+        .iter()
+        .enumerate()
+        .flat_map(|(module, m)| (0..m.items.len()).map(move |item| Entry { module, item }))
+        .collect()
 }
 
 struct Outline<'a> {
@@ -300,8 +289,8 @@ impl Outline<'_> {
         let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
         for e in &self.entries[self.offset..self.offset + k] {
             match groups.last_mut() {
-                Some((m, items)) if *m == e.module => items.extend(e.item),
-                _ => groups.push((e.module, e.item.into_iter().collect())),
+                Some((m, items)) if *m == e.module => items.push(e.item),
+                _ => groups.push((e.module, vec![e.item])),
             }
         }
         groups
@@ -335,7 +324,7 @@ impl Outline<'_> {
         let mut notes = self.notes.clone();
         let omitted = cut.then(|| {
             let rest = &self.entries[end..];
-            let items = rest.iter().filter(|e| e.item.is_some()).count();
+            let items = rest.len();
             // a module whose first items are shown is not omitted, only its later items
             let partly_shown = shown.last().map(|(m, _)| *m);
             let mut modules: Vec<usize> = rest
@@ -345,9 +334,9 @@ impl Outline<'_> {
                 .collect();
             modules.dedup();
             notes.push(format!(
-                "{} and {} more omitted to fit the budget",
-                plural(items, "item"),
-                plural(modules.len(), "module")
+                "{} and {} omitted to fit the budget",
+                plural(items, "more item"),
+                plural(modules.len(), "more module")
             ));
             (modules.len(), items)
         });
@@ -649,13 +638,37 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
             }
         };
     }
-    let entries = entries(&modules);
-    if modules.iter().all(|m| m.items.is_empty()) {
+    // Modules without public items are only structure (helpers, platform shims): they
+    // are named in a note, not listed.
+    let empty: Vec<String> = modules
+        .iter()
+        .filter(|m| m.items.is_empty())
+        .map(|m| m.path.clone())
+        .collect();
+    modules.retain(|m| !m.items.is_empty());
+    // The crate's surface first: the root, then its modules, then deeper ones.
+    modules.sort_by(|a, b| {
+        (a.path.matches("::").count(), &a.path).cmp(&(b.path.matches("::").count(), &b.path))
+    });
+    if modules.is_empty() {
         notes.push(format!(
-            "no public types, traits, functions or constants {}; its items may be private or re-exported from elsewhere",
+            "no public types, traits, functions or constants {}; its items may be private or come from macros",
             if module_arg.is_some() { "in this module" } else { "are defined in the crate" }
         ));
+    } else if !empty.is_empty() {
+        let shown: Vec<&str> = empty.iter().take(5).map(String::as_str).collect();
+        notes.push(format!(
+            "{} without public items not listed: {}{}",
+            plural(empty.len(), "module"),
+            shown.join(", "),
+            if empty.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ));
     }
+    let entries = entries(&modules);
     let offset = offset.min(entries.len());
     if offset > 0 && offset == entries.len() {
         notes.push(format!(
@@ -796,6 +809,39 @@ mod tests {
                 "src/lib.rs",
                 304,
                 "pub mod nested",
+            ),
+            dep("hex::util", "module", None, "src/lib.rs", 40, "mod util"),
+            dep(
+                "hex::util::helper",
+                "function",
+                None,
+                "src/util.rs",
+                3,
+                "fn helper()",
+            ),
+            dep(
+                "hex::arch",
+                "module",
+                None,
+                "src/lib.rs",
+                41,
+                "pub mod arch",
+            ),
+            dep(
+                "hex::arch::x86",
+                "module",
+                None,
+                "src/lib.rs",
+                42,
+                "pub mod x86",
+            ),
+            dep(
+                "hex::arch::x86::Simd",
+                "struct",
+                None,
+                "src/arch/x86.rs",
+                3,
+                "pub struct Simd",
             ),
             dep(
                 "hex::error::FromHexError",
@@ -950,8 +996,13 @@ mod tests {
             .iter()
             .map(|m| m["path"].as_str().unwrap())
             .collect();
-        // the private `tests` module (cfg(test) code) and what is inside it are left out
-        assert_eq!(paths, ["hex", "hex::error", "hex::serde"]);
+        // the private `tests` module (cfg(test) code) and what is inside it are left out;
+        // the root comes first, then its modules, then deeper ones
+        assert_eq!(paths, ["hex", "hex::error", "hex::serde", "hex::arch::x86"]);
+        assert_eq!(
+            v["notes"],
+            json!(["2 modules without public items not listed: hex::arch, hex::util"])
+        );
         // private `val`, fn-local `Local` and the methods are not items of `hex`
         assert_eq!(
             item_names(&modules[0]),
@@ -970,7 +1021,7 @@ mod tests {
         assert!(modules[2].get("private").is_none());
         assert_eq!(
             (v["total_modules"].as_u64(), v["total_items"].as_u64()),
-            (Some(3), Some(7))
+            (Some(4), Some(8))
         );
         assert_eq!(v["complete"], true);
     }
@@ -1150,7 +1201,7 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| item_names(m).len().max(1))
+            .map(|m| item_names(m).len())
             .sum();
         assert_eq!(shown as u64, next);
         let omitted_items = v["omitted"]["items"].as_u64().unwrap();
@@ -1162,9 +1213,21 @@ mod tests {
                     .iter()
                     .map(|m| item_names(m).len() as u64)
                     .sum::<u64>(),
-            7
+            8
         );
         assert!(v["omitted"]["modules"].as_u64().unwrap() >= 1);
+        let note = v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|n| n.contains("omitted"))
+            .unwrap();
+        assert!(
+            note.ends_with("more modules omitted to fit the budget")
+                && note.starts_with(&format!("{omitted_items} more item")),
+            "{note}"
+        );
         assert!(
             v["see_also"]
                 .as_str()
@@ -1185,9 +1248,6 @@ mod tests {
             let v: Value = serde_json::from_str(&body).unwrap();
             for m in v["modules"].as_array().unwrap() {
                 let items = item_names(m);
-                if items.is_empty() {
-                    seen.push(m["path"].as_str().unwrap().to_string());
-                }
                 seen.extend(
                     items
                         .iter()
@@ -1201,7 +1261,7 @@ mod tests {
         }
         let everything = call_ctx(&host, json!({"crate_name": "hex"}), &Ctx::default()).unwrap();
         let all: Value = serde_json::from_str(&everything).unwrap();
-        assert_eq!(seen.len(), 7);
+        assert_eq!(seen.len(), 8);
         assert_eq!(all["complete"], true);
     }
 

@@ -17,25 +17,24 @@ use serde_json::json;
 pub fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec::query(
         "search_symbols",
-        "Find definitions by meaning when you do not know the exact name: ranked search over \
-            names split into words, module paths, signatures and docs. Pass `query` (free text) or \
-            `like_symbol` (symbols similar to a given one, itself left out). scope_level: workspace \
-            (default) or dependencies (crates in Cargo.lock; crate_name picks one). Each hit: score, \
-            matched_terms, qualified_name, kind, file_path, line, signature.",
+        "Ranked search for definitions whose exact name you do not know, over the words of names, \
+            module paths, signatures and docs. `query` is free text; `like_symbol` finds symbols \
+            similar to one (itself left out). scope_level dependencies searches the crates in \
+            Cargo.lock.",
         json!({
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "free text: words of names, paths, signatures, docs"},
-                "like_symbol": {"type": "string", "description": "instead of query: name, Type::name or path of a symbol"},
+                "query": {"type": "string", "description": "free text"},
+                "like_symbol": {"type": "string", "description": "a name or path, instead of query"},
                 "scope_level": {"type": "string", "enum": search::SCOPES, "description": "default workspace"},
-                "crate_name": {"type": "string", "description": "dependencies: only this crate"},
+                "crate_name": {"type": "string", "description": "one dependency crate"},
                 "kind": {
                     "type": "array",
                     "items": {"type": "string", "enum": search::KINDS},
-                    "description": "keep only these kinds"
+                    "description": "only these kinds"
                 },
-                "limit": {"type": "integer", "description": "hits per page (1-50, default 20)"},
-                "offset": {"type": "integer", "description": "hits to skip (next_offset of the previous page)"}
+                "limit": {"type": "integer", "description": "1-50, default 20"},
+                "offset": {"type": "integer", "description": "from next_offset"}
             }
         }),
         1500,
@@ -83,7 +82,7 @@ mod tests {
                 assert!(!schema.contains(banned), "{banned} in {schema}");
             }
             assert!(
-                t.description.len() + schema.len() <= 1400,
+                t.description.len() + schema.len() <= 960,
                 "{} characters",
                 t.description.len() + schema.len()
             );

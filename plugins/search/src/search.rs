@@ -23,8 +23,9 @@ const SCOPE_ALIASES: &[(&str, &str)] = &[
     ("crates", "dependencies"),
 ];
 
-/// The kinds of definition the index stores (`scryer_engine::model::SymbolKind`).
-pub const KINDS: [&str; 16] = [
+/// The kinds of definition the index stores (`scryer_engine::model::SymbolKind`; `impl`
+/// blocks are not stored as definitions).
+pub const KINDS: [&str; 15] = [
     "function",
     "method",
     "struct",
@@ -38,7 +39,6 @@ pub const KINDS: [&str; 16] = [
     "macro",
     "union",
     "field",
-    "impl",
     "class",
     "interface",
 ];
@@ -59,6 +59,9 @@ const SCAN_CHUNK: u32 = 100;
 /// counts cover only this many (and the answer says so).
 const SCAN_CAP: u32 = 2000;
 const SIGNATURE_CHARS: usize = 120;
+/// Matched terms shown per hit: a `like_symbol` query can match dozens, and past a few
+/// they say nothing the score does not.
+const TERMS_SHOWN: usize = 8;
 /// Longest query echoed in a header or `see_also`.
 const ECHO_CHARS: usize = 80;
 
@@ -257,7 +260,6 @@ fn resolve_like<H: Host + ?Sized>(
     };
     let mut candidates: Vec<Target> = workspace
         .into_iter()
-        .filter(|s| s.kind != "impl")
         .map(|sym| Target {
             sym,
             crate_name: None,
@@ -268,10 +270,7 @@ fn resolve_like<H: Host + ?Sized>(
         candidates = host
             .dependency_symbols_by_name(name, crate_name)?
             .into_iter()
-            .filter(|d| {
-                d.symbol.kind != "impl"
-                    && (!qualified || path_matches(&d.symbol.qualified_name, path))
-            })
+            .filter(|d| !qualified || path_matches(&d.symbol.qualified_name, path))
             .map(|d: DepSym| Target {
                 sym: d.symbol,
                 crate_name: Some(d.crate_name),
@@ -573,7 +572,8 @@ fn hit_json(hit: &SearchHit) -> Value {
     let s = &hit.symbol;
     json!({
         "score": round2(hit.score),
-        "matched_terms": hit.matched_terms,
+        "matched_terms": &hit.matched_terms[..hit.matched_terms.len().min(TERMS_SHOWN)],
+        "more_terms": (hit.matched_terms.len() > TERMS_SHOWN).then(|| hit.matched_terms.len() - TERMS_SHOWN),
         "qualified_name": s.qualified_name,
         "kind": s.kind,
         "file_path": s.file_path,
@@ -602,7 +602,13 @@ fn hit_text(hit: &SearchHit) -> String {
         line.push_str(&shorten(&s.signature, SIGNATURE_CHARS));
     }
     if !hit.matched_terms.is_empty() {
-        line.push_str(&format!(" [{}]", hit.matched_terms.join(", ")));
+        let shown = &hit.matched_terms[..hit.matched_terms.len().min(TERMS_SHOWN)];
+        let more = hit.matched_terms.len() - shown.len();
+        line.push_str(&format!(" [{}", shown.join(", ")));
+        if more > 0 {
+            line.push_str(&format!(", +{more}"));
+        }
+        line.push(']');
     }
     line
 }
@@ -1099,6 +1105,25 @@ mod tests {
                 v["complete"].as_bool()
             ),
             (Some(1), Some(false), Some(true))
+        );
+    }
+
+    #[test]
+    fn long_matched_term_lists_are_cut_with_a_count() {
+        let hit = SearchHit {
+            symbol: sym("demo::f", "function", "src/lib.rs", 3, "", None),
+            score: 1.0,
+            matched_terms: (0..12).map(|i| format!("t{i}")).collect(),
+            ..SearchHit::default()
+        };
+        let v = hit_json(&hit);
+        assert_eq!(v["matched_terms"].as_array().unwrap().len(), TERMS_SHOWN);
+        assert_eq!(v["more_terms"], 4);
+        assert!(v.get("signature").unwrap().is_null());
+        assert!(
+            hit_text(&hit).ends_with("[t0, t1, t2, t3, t4, t5, t6, t7, +4]"),
+            "{}",
+            hit_text(&hit)
         );
     }
 
