@@ -15,6 +15,7 @@ mod telemetry;
 pub use decisions::*;
 pub use deps::*;
 pub use edges::*;
+pub use search_rows::SearchRow;
 pub use telemetry::*;
 
 use std::collections::HashMap;

@@ -1,12 +1,28 @@
-//! Whole-project symbol reads for the in-memory search index.
+//! Symbol reads for the in-memory search index: the whole corpus of a project, streamed
+//! (the index keeps none of it), and the rows of a page of hits by id.
 
 use anyhow::Result;
+use turso::Value;
 
-use crate::{Db, SYMBOL_COLUMNS, SymbolRow, symbol_from};
+use crate::{Db, SYMBOL_COLUMNS, SymbolRow, col, int, symbol_from, text};
+
+/// The searchable text of one definition, with the id of its row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchRow {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub qualified_name: String,
+    pub signature: String,
+    pub docstring: Option<String>,
+}
+
+/// Most ids bound in one `IN (...)` lookup.
+const IDS_PER_QUERY: usize = 500;
 
 impl Db {
-    /// Every definition of a project, by file then line: the corpus the search index is
-    /// built from. Empty for an unknown or unindexed project.
+    /// Every definition of a project, by file then line. Empty for an unknown or
+    /// unindexed project.
     pub async fn all_symbols(&self, project_id: i64) -> Result<Vec<SymbolRow>> {
         let conn = self.connect()?;
         let mut rows = conn
@@ -21,6 +37,62 @@ impl Db {
         let mut out = Vec::new();
         while let Some(row) = rows.next().await? {
             out.push(symbol_from(&row)?);
+        }
+        Ok(out)
+    }
+
+    /// Calls `each` with the searchable text of every definition of a project, in row
+    /// order, without holding them: a dependency like `linux-raw-sys` has ~370,000.
+    /// Returns how many there were; stops at the first error `each` returns.
+    pub async fn each_search_row(
+        &self,
+        project_id: i64,
+        mut each: impl FnMut(SearchRow) -> Result<()>,
+    ) -> Result<u64> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                "SELECT id, name, kind, qualified_name, signature, docstring FROM symbol \
+                 WHERE project_id = ?1 ORDER BY id",
+                (project_id,),
+            )
+            .await?;
+        let mut n = 0u64;
+        while let Some(row) = rows.next().await? {
+            each(SearchRow {
+                id: int(col(&row, 0)?).unwrap_or_default(),
+                name: text(col(&row, 1)?).unwrap_or_default(),
+                kind: text(col(&row, 2)?).unwrap_or_default(),
+                qualified_name: text(col(&row, 3)?).unwrap_or_default(),
+                signature: text(col(&row, 4)?).unwrap_or_default(),
+                docstring: text(col(&row, 5)?),
+            })?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// The definitions with these row ids, paired with their id, in no particular
+    /// order; ids with no row (deleted since) are left out.
+    pub async fn symbols_by_ids(&self, ids: &[i64]) -> Result<Vec<(i64, SymbolRow)>> {
+        let conn = self.connect()?;
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+            let mut rows = conn
+                .query(
+                    format!(
+                        "SELECT {SYMBOL_COLUMNS}, s.id FROM symbol s JOIN source_file f ON f.id = s.file_id \
+                         WHERE s.id IN ({})",
+                        marks.join(", ")
+                    ),
+                    chunk.iter().map(|&id| Value::Integer(id)).collect::<Vec<_>>(),
+                )
+                .await?;
+            while let Some(row) = rows.next().await? {
+                let id = int(col(&row, 11)?).unwrap_or_default();
+                out.push((id, symbol_from(&row)?));
+            }
         }
         Ok(out)
     }
@@ -60,8 +132,7 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn all_symbols_reads_one_project_by_file_then_line() {
+    async fn two_projects() -> (tempfile::TempDir, Db, i64, i64) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("index.db")).await.unwrap();
         let a = db.register_project("/x/a", None).await.unwrap();
@@ -79,7 +150,13 @@ mod tests {
         db.write_files(b.id, &[file("src/lib.rs", vec![sym("other", 1)])], &[])
             .await
             .unwrap();
-        let got = db.all_symbols(a.id).await.unwrap();
+        (dir, db, a.id, b.id)
+    }
+
+    #[tokio::test]
+    async fn all_symbols_reads_one_project_by_file_then_line() {
+        let (_dir, db, a, _) = two_projects().await;
+        let got = db.all_symbols(a).await.unwrap();
         let seen: Vec<(&str, &str)> = got
             .iter()
             .map(|s| (s.file_path.as_str(), s.name.as_str()))
@@ -94,5 +171,63 @@ mod tests {
         );
         assert_eq!(got[0].docstring.as_deref(), Some("Docs of first."));
         assert!(db.all_symbols(9_999).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn search_rows_stream_and_ids_find_their_rows() {
+        let (_dir, db, a, b) = two_projects().await;
+        let mut rows = Vec::new();
+        let n = db
+            .each_search_row(a, |r| {
+                rows.push(r);
+                Ok(())
+            })
+            .await
+            .unwrap();
+        assert_eq!(n, 3);
+        let mut names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        names.sort();
+        assert_eq!(names, ["first", "late", "second"]);
+        let late = rows.iter().find(|r| r.name == "late").unwrap();
+        assert_eq!(
+            (late.kind.as_str(), late.qualified_name.as_str()),
+            ("function", "demo::late")
+        );
+        assert_eq!(late.signature, "fn late()");
+        assert_eq!(late.docstring.as_deref(), Some("Docs of late."));
+
+        // An error from the callback stops the read and comes back.
+        let mut calls = 0;
+        let err = db
+            .each_search_row(a, |_| {
+                calls += 1;
+                anyhow::bail!("enough")
+            })
+            .await
+            .unwrap_err();
+        assert_eq!((calls, err.to_string().as_str()), (1, "enough"));
+
+        let other = {
+            let mut id = 0;
+            db.each_search_row(b, |r| {
+                id = r.id;
+                Ok(())
+            })
+            .await
+            .unwrap();
+            id
+        };
+        let mut found = db.symbols_by_ids(&[late.id, other, 987_654]).await.unwrap();
+        found.sort_by_key(|(id, _)| *id);
+        assert_eq!(found.len(), 2);
+        let by_id: std::collections::HashMap<i64, SymbolRow> = found.into_iter().collect();
+        assert_eq!(by_id[&late.id].file_path, "src/z.rs");
+        assert_eq!(by_id[&other].name, "other");
+        // Many ids are looked up in chunks.
+        let many: Vec<i64> = (0..1_200)
+            .map(|i| late.id + 10_000 + i)
+            .chain([late.id])
+            .collect();
+        assert_eq!(db.symbols_by_ids(&many).await.unwrap().len(), 1);
     }
 }

@@ -21,7 +21,9 @@
 //!
 //! A query that spells a symbol's whole name (ignoring case, `_` and spaces:
 //! `hash map`, `HashMap`, `hash_map`) adds to that symbol a bonus larger than any score
-//! the query's words can give a symbol, so exact names rank first.
+//! the query's words can give a symbol, so exact names rank first; a query that is the
+//! name exactly, case included (`Mutex`, not `mutex`), adds that bonus twice, so the
+//! case the agent typed decides between `Mutex` the type and `mutex` the method.
 
 pub mod tokens;
 
@@ -31,7 +33,10 @@ use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{PreTokenizedString, Token};
-use tantivy::{DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Term};
+use tantivy::{
+    DocAddress, DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher,
+    TantivyDocument, Term,
+};
 
 /// Why a search could not be answered.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -102,6 +107,9 @@ pub struct ManyPage {
     pub total: u64,
 }
 
+/// Names longer than this are not matched case-exactly (no one types them whole).
+const MAX_NAME_BYTES: usize = 256;
+
 /// BM25's `k1` as tantivy uses it: a term's score is below `idf * (1 + K1) * boost`.
 const BM25_K1: f32 = 1.2;
 
@@ -119,6 +127,8 @@ struct Fields {
     kind: Field,
     /// The compact whole name (see [`tokens::compact`]), one token.
     exact: Field,
+    /// The name as written, one token.
+    exact_case: Field,
     /// The crate's normalised name and `name@version`.
     krate: Field,
 }
@@ -159,6 +169,7 @@ fn schema() -> (Schema, Fields) {
         docstring: b.add_text_field("docstring", scored.clone()),
         kind: b.add_text_field("kind", scored),
         exact: b.add_text_field("exact", filter.clone()),
+        exact_case: b.add_text_field("exact_case", filter.clone()),
         krate: b.add_text_field("crate", filter),
     };
     (b.build(), fields)
@@ -224,6 +235,8 @@ impl std::fmt::Debug for SymbolIndex {
 struct Prepared {
     terms: Vec<String>,
     exact: Option<String>,
+    /// The trimmed query when it could be a name as written.
+    exact_case: Option<String>,
 }
 
 fn prepare(query: &str) -> Result<Prepared> {
@@ -240,7 +253,14 @@ fn prepare(query: &str) -> Result<Prepared> {
     // A compact form longer than any word cannot be a name (and would make a huge term).
     let exact =
         (!compact.is_empty() && compact.len() <= 4 * tokens::MAX_WORD_CHARS).then_some(compact);
-    Ok(Prepared { terms, exact })
+    let trimmed = query.trim();
+    let exact_case =
+        (exact.is_some() && trimmed.len() <= MAX_NAME_BYTES).then(|| trimmed.to_string());
+    Ok(Prepared {
+        terms,
+        exact,
+        exact_case,
+    })
 }
 
 /// Checks that `query` has a searchable term, with the error a search would give.
@@ -248,50 +268,82 @@ pub fn check_query(query: &str) -> Result<()> {
     prepare(query).map(|_| ())
 }
 
-impl SymbolIndex {
-    /// Indexes `docs`. An empty corpus gives an index that matches nothing.
-    pub fn build(docs: impl IntoIterator<Item = SearchDoc>) -> Result<SymbolIndex> {
+/// Builds a [`SymbolIndex`] one document at a time, so a large corpus can be streamed
+/// in without being held whole.
+pub struct SymbolIndexBuilder {
+    index: Index,
+    writer: IndexWriter<TantivyDocument>,
+    fields: Fields,
+    count: u64,
+}
+
+impl SymbolIndexBuilder {
+    pub fn new() -> Result<SymbolIndexBuilder> {
         let (schema, fields) = schema();
         let index = Index::builder().schema(schema).create_in_ram()?;
-        let mut writer =
-            index.writer_with_num_threads::<tantivy::TantivyDocument>(1, WRITER_MEMORY)?;
-        // One writer, one commit: merging segments in the background would only burn CPU.
+        // One indexing thread (the caller tokenizes meanwhile) and one commit: merging
+        // segments in the background would only burn CPU.
+        let writer = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        let mut count = 0u64;
-        for d in docs {
-            let mut doc = tantivy::TantivyDocument::default();
-            doc.add_u64(fields.key, d.key);
-            doc.add_pre_tokenized_text(fields.name, pre_tokenized(tokens::tokenize(&d.name)));
-            doc.add_pre_tokenized_text(
-                fields.module,
-                pre_tokenized(tokens::tokenize(module_part(&d.qualified_name, &d.name))),
-            );
-            doc.add_pre_tokenized_text(
-                fields.signature,
-                pre_tokenized(tokens::tokenize(&d.signature)),
-            );
-            if let Some(ds) = &d.docstring {
-                doc.add_pre_tokenized_text(fields.docstring, pre_tokenized(tokens::tokenize(ds)));
-            }
-            doc.add_pre_tokenized_text(fields.kind, pre_tokenized(tokens::tokenize(&d.kind)));
-            let exact = tokens::compact(&d.name);
-            if !exact.is_empty() {
-                doc.add_pre_tokenized_text(fields.exact, pre_tokenized(vec![exact]));
-            }
-            if let Some(c) = &d.crate_name {
-                let c = normalize_crate_name(c);
-                let mut toks = vec![c.clone()];
-                if let Some(v) = &d.crate_version {
-                    toks.push(format!("{c}@{}", v.trim()));
-                }
-                doc.add_pre_tokenized_text(fields.krate, pre_tokenized(toks));
-            }
-            writer.add_document(doc)?;
-            count += 1;
+        Ok(SymbolIndexBuilder {
+            index,
+            writer,
+            fields,
+            count: 0,
+        })
+    }
+
+    pub fn add(&mut self, d: SearchDoc) -> Result<()> {
+        let fields = self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_u64(fields.key, d.key);
+        doc.add_pre_tokenized_text(fields.name, pre_tokenized(tokens::tokenize(&d.name)));
+        doc.add_pre_tokenized_text(
+            fields.module,
+            pre_tokenized(tokens::tokenize(module_part(&d.qualified_name, &d.name))),
+        );
+        doc.add_pre_tokenized_text(
+            fields.signature,
+            pre_tokenized(tokens::tokenize(&d.signature)),
+        );
+        if let Some(ds) = &d.docstring {
+            doc.add_pre_tokenized_text(fields.docstring, pre_tokenized(tokens::tokenize(ds)));
         }
-        writer.commit()?;
-        writer.wait_merging_threads()?;
-        let reader = index
+        doc.add_pre_tokenized_text(fields.kind, pre_tokenized(tokens::tokenize(&d.kind)));
+        let exact = tokens::compact(&d.name);
+        if !exact.is_empty() {
+            doc.add_pre_tokenized_text(fields.exact, pre_tokenized(vec![exact]));
+            if d.name.len() <= MAX_NAME_BYTES {
+                doc.add_pre_tokenized_text(fields.exact_case, pre_tokenized(vec![d.name]));
+            }
+        }
+        if let Some(c) = &d.crate_name {
+            let c = normalize_crate_name(c);
+            let mut toks = vec![c.clone()];
+            if let Some(v) = &d.crate_version {
+                toks.push(format!("{c}@{}", v.trim()));
+            }
+            doc.add_pre_tokenized_text(fields.krate, pre_tokenized(toks));
+        }
+        self.writer.add_document(doc)?;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Documents added so far.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn finish(mut self) -> Result<SymbolIndex> {
+        self.writer.commit()?;
+        self.writer.wait_merging_threads()?;
+        let reader = self
+            .index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
@@ -299,9 +351,20 @@ impl SymbolIndex {
         Ok(SymbolIndex {
             _reader: reader,
             searcher,
-            fields,
-            docs: count,
+            fields: self.fields,
+            docs: self.count,
         })
+    }
+}
+
+impl SymbolIndex {
+    /// Indexes `docs`. An empty corpus gives an index that matches nothing.
+    pub fn build(docs: impl IntoIterator<Item = SearchDoc>) -> Result<SymbolIndex> {
+        let mut builder = SymbolIndexBuilder::new()?;
+        for d in docs {
+            builder.add(d)?;
+        }
+        builder.finish()
     }
 
     /// Symbols indexed.
@@ -457,15 +520,21 @@ impl SymbolIndex {
                 ));
             }
         }
-        if let Some(exact) = &prepared.exact {
-            let term = TermQuery::new(
-                Term::from_field_text(self.fields.exact, exact),
-                IndexRecordOption::Basic,
-            );
-            should.push((
-                Occur::Should,
-                Box::new(ConstScoreQuery::new(Box::new(term), bonus)),
-            ));
+        // Tiers: a word-only score stays below `bonus`, an exact name scores from `bonus`
+        // and below `2 * bonus`, a case-exact name from `2 * bonus` (it matches both).
+        let exact_fields = [
+            (self.fields.exact, &prepared.exact),
+            (self.fields.exact_case, &prepared.exact_case),
+        ];
+        for (field, text) in exact_fields {
+            if let Some(text) = text {
+                let term =
+                    TermQuery::new(Term::from_field_text(field, text), IndexRecordOption::Basic);
+                should.push((
+                    Occur::Should,
+                    Box::new(ConstScoreQuery::new(Box::new(term), bonus)),
+                ));
+            }
         }
         let words: Box<dyn Query> = Box::new(BooleanQuery::new(should));
         match crate_filter {

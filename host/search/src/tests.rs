@@ -70,6 +70,30 @@ fn the_exact_bonus_beats_any_pile_of_word_matches() {
 }
 
 #[test]
+fn the_case_typed_decides_between_equal_names() {
+    let mut method = doc(
+        1,
+        "sync::MutexGuard::mutex",
+        "fn mutex(this: &Self) -> &Mutex",
+        Some("The mutex this guard locks; the mutex."),
+    );
+    method.kind = "method".into();
+    let mut ty = doc(2, "sync::Mutex", "struct Mutex", None);
+    ty.kind = "struct".into();
+    let other = doc(
+        3,
+        "sync::MutexGuard",
+        "struct MutexGuard",
+        Some("mutex mutex"),
+    );
+    let idx = SymbolIndex::build([method, ty, other]).unwrap();
+    assert_eq!(keys(&idx.search("Mutex", None, 0, 10).unwrap()), [2, 1, 3]);
+    assert_eq!(keys(&idx.search("mutex", None, 0, 10).unwrap()), [1, 2, 3]);
+    // Spelled another way, both names are exact and the words decide.
+    assert_eq!(keys(&idx.search("MUTEX", None, 0, 10).unwrap())[2], 3);
+}
+
+#[test]
 fn a_name_match_outranks_a_docstring_match() {
     let idx = SymbolIndex::build([
         doc(
@@ -348,7 +372,7 @@ impl XorShift {
         let len = (self.next() as usize) % (max_len + 1);
         (0..len)
             .map(|_| {
-                if self.next() % 4 == 0 {
+                if self.next().is_multiple_of(4) {
                     // Any scalar value at all.
                     char::from_u32((self.next() % 0x11_0000) as u32).unwrap_or('x')
                 } else {

@@ -6,30 +6,27 @@
 //! - one per dependency crate index (keyed by the project row holding it), built once and
 //!   kept: a crate version's sources never change, so neither does its index.
 //!
+//! Only the indexes are kept; a hit's key is its symbol's row id, and the rows of a page
+//! of hits are read when it is answered. (Holding the rows of a project's dependencies
+//! would cost ~700 MiB for tokio's 160 crates; their indexes take ~50 MiB.)
+//!
 //! Each slot has its own lock, so two calls needing the same index build it once and a
 //! build for one project never holds up searches of another.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 use anyhow::Result;
-use scryer_db::SymbolRow;
-use scryer_search::{SearchDoc, SymbolIndex};
+use scryer_db::SearchRow;
+use scryer_search::{SearchDoc, SymbolIndex, SymbolIndexBuilder};
 
-/// A project's symbols and their index; a hit's key is a position in `symbols`.
+/// A project's index and what it was built from.
 pub(crate) struct WorkspaceIndex {
     /// The project root it was built for: a deleted project's id can be given to the next
     /// one registered, and its generation count starts where the old one stopped.
     pub root: String,
     pub generation: u64,
-    pub symbols: Vec<SymbolRow>,
-    pub index: SymbolIndex,
-}
-
-/// One dependency crate's symbols (paths relative to its source root) and their index.
-pub(crate) struct CrateIndex {
-    pub symbols: Vec<SymbolRow>,
     pub index: SymbolIndex,
 }
 
@@ -38,7 +35,7 @@ type Slot<T> = Arc<Mutex<Option<Arc<T>>>>;
 #[derive(Default)]
 pub(crate) struct SearchCache {
     workspace: Mutex<HashMap<i64, Slot<WorkspaceIndex>>>,
-    crates: Mutex<HashMap<i64, Slot<CrateIndex>>>,
+    crates: Mutex<HashMap<i64, Slot<SymbolIndex>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -50,33 +47,37 @@ fn slot<T>(map: &Mutex<HashMap<i64, Slot<T>>>, id: i64) -> Slot<T> {
     lock(map).entry(id).or_default().clone()
 }
 
-/// The documents of a symbol list; keys are positions in it.
-fn documents<'a>(
-    symbols: &'a [SymbolRow],
-    krate: Option<(&'a str, &'a str)>,
-) -> impl Iterator<Item = SearchDoc> + 'a {
-    symbols.iter().enumerate().map(move |(i, s)| SearchDoc {
-        key: i as u64,
-        name: s.name.clone(),
-        qualified_name: s.qualified_name.clone(),
-        signature: s.signature.clone(),
-        docstring: s.docstring.clone(),
-        kind: s.kind.clone(),
-        crate_name: krate.map(|(n, _)| n.to_string()),
-        crate_version: krate.map(|(_, v)| v.to_string()),
-    })
+/// The search document of a symbol row; its key is the row id.
+pub(crate) fn document(row: SearchRow) -> SearchDoc {
+    SearchDoc {
+        key: row.id as u64,
+        name: row.name,
+        qualified_name: row.qualified_name,
+        signature: row.signature,
+        docstring: row.docstring,
+        kind: row.kind,
+        // Each crate has an index of its own: no need to filter by crate inside one.
+        crate_name: None,
+        crate_version: None,
+    }
+}
+
+/// Builds an index with `fill`, which adds the documents.
+fn build(fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>) -> Result<SymbolIndex> {
+    let mut builder = SymbolIndexBuilder::new()?;
+    fill(&mut builder)?;
+    Ok(builder.finish()?)
 }
 
 impl SearchCache {
-    /// The index of project `project_id` (rooted at `root`) at `generation`, built from
-    /// `load` when there is none or it was built at another generation. `load` reads the
-    /// project's symbols.
+    /// The index of project `project_id` (rooted at `root`) at `generation`, built with
+    /// `fill` when there is none or it was built at another generation.
     pub(crate) fn workspace(
         &self,
         project_id: i64,
         root: &str,
         generation: u64,
-        load: impl FnOnce() -> Result<Vec<SymbolRow>>,
+        fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
     ) -> Result<Arc<WorkspaceIndex>> {
         let slot = slot(&self.workspace, project_id);
         let mut held = lock(&slot);
@@ -87,19 +88,17 @@ impl SearchCache {
             return Ok(ix.clone());
         }
         let started = Instant::now();
-        let symbols = load()?;
-        let index = SymbolIndex::build(documents(&symbols, None))?;
+        let index = build(fill)?;
         tracing::info!(
             project_id,
             generation,
-            symbols = symbols.len(),
+            symbols = index.len(),
             ms = started.elapsed().as_millis() as u64,
             "search index built"
         );
         let built = Arc::new(WorkspaceIndex {
             root: root.to_string(),
             generation,
-            symbols,
             index,
         });
         *held = Some(built.clone());
@@ -107,140 +106,167 @@ impl SearchCache {
     }
 
     /// The index of one dependency crate (the project row `index_project_id` holds it),
-    /// built from `load` the first time it is asked for.
+    /// built with `fill` the first time it is asked for. Waits while another call builds it.
     pub(crate) fn dependency(
         &self,
         index_project_id: i64,
-        crate_name: &str,
-        version: &str,
-        load: impl FnOnce() -> Result<Vec<SymbolRow>>,
-    ) -> Result<Arc<CrateIndex>> {
+        fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
+    ) -> Result<Arc<SymbolIndex>> {
         let slot = slot(&self.crates, index_project_id);
         let mut held = lock(&slot);
         if let Some(ix) = held.as_ref() {
             return Ok(ix.clone());
         }
         let started = Instant::now();
-        let symbols = load()?;
-        let index = SymbolIndex::build(documents(&symbols, Some((crate_name, version))))?;
+        let index = Arc::new(build(fill)?);
         tracing::debug!(
-            crate_name,
-            version,
-            symbols = symbols.len(),
+            index_project_id,
+            symbols = index.len(),
             ms = started.elapsed().as_millis() as u64,
             "dependency search index built"
         );
-        let built = Arc::new(CrateIndex { symbols, index });
-        *held = Some(built.clone());
-        Ok(built)
+        *held = Some(index.clone());
+        Ok(index)
+    }
+
+    /// The index of one dependency crate if it is built; `None` if it is not, or is being
+    /// built right now (never waits).
+    pub(crate) fn built_dependency(&self, index_project_id: i64) -> Option<Arc<SymbolIndex>> {
+        let slot = lock(&self.crates).get(&index_project_id)?.clone();
+        let held = match slot.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        held.clone()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
 
     use super::*;
 
-    fn sym(name: &str) -> SymbolRow {
-        SymbolRow {
+    fn row(id: i64, name: &str) -> SearchRow {
+        SearchRow {
+            id,
             name: name.into(),
             kind: "function".into(),
             qualified_name: format!("demo::{name}"),
-            owner: None,
             signature: format!("fn {name}()"),
             docstring: None,
-            start_line: 1,
-            end_line: 2,
-            name_line: 1,
-            name_column: 4,
-            file_path: "src/lib.rs".into(),
+        }
+    }
+
+    /// A fill that adds `names` (ids from 1) and counts its calls.
+    fn fill<'a>(
+        calls: &'a AtomicUsize,
+        names: &'a [&'a str],
+    ) -> impl FnOnce(&mut SymbolIndexBuilder) -> Result<()> + 'a {
+        move |b| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            for (i, n) in names.iter().enumerate() {
+                b.add(document(row(i as i64 + 1, n)))?;
+            }
+            Ok(())
         }
     }
 
     #[test]
     fn a_project_index_is_rebuilt_only_when_its_generation_moves() {
         let cache = SearchCache::default();
-        let loads = AtomicUsize::new(0);
-        let load = |names: &'static [&'static str]| {
-            let loads = &loads;
-            move || {
-                loads.fetch_add(1, Ordering::SeqCst);
-                Ok(names.iter().map(|n| sym(n)).collect())
-            }
-        };
-        let first = cache.workspace(1, "/p", 0, load(&["alpha"])).unwrap();
-        let again = cache.workspace(1, "/p", 0, load(&["beta"])).unwrap();
-        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        let calls = AtomicUsize::new(0);
+        let first = cache.workspace(1, "/p", 0, fill(&calls, &["alpha"])).unwrap();
+        let again = cache.workspace(1, "/p", 0, fill(&calls, &["beta"])).unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert!(Arc::ptr_eq(&first, &again));
-        assert_eq!(again.index.search("alpha", None, 0, 5).unwrap().total, 1);
+        let page = again.index.search("alpha", None, 0, 5).unwrap();
+        assert_eq!((page.total, page.hits[0].key), (1, 1));
 
-        let moved = cache.workspace(1, "/p", 1, load(&["beta"])).unwrap();
-        assert_eq!(loads.load(Ordering::SeqCst), 2);
+        let moved = cache.workspace(1, "/p", 1, fill(&calls, &["beta"])).unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(moved.index.search("alpha", None, 0, 5).unwrap().total, 0);
         assert_eq!(moved.index.search("beta", None, 0, 5).unwrap().total, 1);
 
         // Another project has its own slot.
-        cache.workspace(2, "/q", 1, load(&["gamma"])).unwrap();
-        assert_eq!(loads.load(Ordering::SeqCst), 3);
-
+        cache.workspace(2, "/q", 1, fill(&calls, &["gamma"])).unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
         // The same id for a project at another root (a deleted id given out again).
         cache
-            .workspace(1, "/elsewhere", 1, load(&["beta"]))
+            .workspace(1, "/elsewhere", 1, fill(&calls, &["beta"]))
             .unwrap();
-        assert_eq!(loads.load(Ordering::SeqCst), 4);
+        assert_eq!(calls.load(Ordering::SeqCst), 4);
     }
 
     #[test]
-    fn a_failed_load_leaves_no_index_behind() {
+    fn a_failed_fill_leaves_no_index_behind() {
         let cache = SearchCache::default();
         assert!(
             cache
-                .workspace(1, "/p", 0, || Err(anyhow::anyhow!("disk gone")))
+                .workspace(1, "/p", 0, |_| Err(anyhow::anyhow!("disk gone")))
                 .is_err()
         );
-        let ok = cache
-            .workspace(1, "/p", 0, || Ok(vec![sym("alpha")]))
-            .unwrap();
-        assert_eq!(ok.symbols.len(), 1);
+        let calls = AtomicUsize::new(0);
+        let ok = cache.workspace(1, "/p", 0, fill(&calls, &["alpha"])).unwrap();
+        assert_eq!(ok.index.len(), 1);
     }
 
     #[test]
-    fn a_dependency_index_is_built_once() {
+    fn a_dependency_index_is_built_once_and_seen_only_when_built() {
         let cache = SearchCache::default();
-        let loads = AtomicUsize::new(0);
+        let calls = AtomicUsize::new(0);
+        assert!(cache.built_dependency(40).is_none());
         for _ in 0..3 {
-            let ix = cache
-                .dependency(40, "tokio-util", "0.7.1", || {
-                    loads.fetch_add(1, Ordering::SeqCst);
-                    Ok(vec![sym("decode")])
-                })
-                .unwrap();
-            assert_eq!(
-                ix.index
-                    .search("decode", Some("tokio_util"), 0, 5)
-                    .unwrap()
-                    .total,
-                1
-            );
+            let ix = cache.dependency(40, fill(&calls, &["decode"])).unwrap();
+            assert_eq!(ix.search("decode", None, 0, 5).unwrap().total, 1);
         }
-        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert!(cache.built_dependency(40).is_some());
+        assert!(cache.built_dependency(41).is_none());
+    }
+
+    #[test]
+    fn a_dependency_being_built_is_not_waited_for_by_the_check() {
+        let cache = Arc::new(SearchCache::default());
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let builder = {
+            let cache = cache.clone();
+            std::thread::spawn(move || {
+                cache
+                    .dependency(7, |b| {
+                        started_tx.send(()).unwrap();
+                        release_rx.recv().unwrap();
+                        b.add(document(row(1, "slow")))?;
+                        Ok(())
+                    })
+                    .unwrap()
+            })
+        };
+        started_rx.recv().unwrap();
+        assert!(cache.built_dependency(7).is_none(), "being built is not built");
+        release_tx.send(()).unwrap();
+        builder.join().unwrap();
+        assert!(cache.built_dependency(7).is_some());
     }
 
     #[test]
     fn concurrent_callers_share_one_build() {
         let cache = Arc::new(SearchCache::default());
-        let loads = Arc::new(AtomicUsize::new(0));
+        let calls = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..4)
             .map(|_| {
                 let cache = cache.clone();
-                let loads = loads.clone();
+                let calls = calls.clone();
                 std::thread::spawn(move || {
                     cache
-                        .workspace(7, "/p", 3, || {
-                            loads.fetch_add(1, Ordering::SeqCst);
-                            std::thread::sleep(std::time::Duration::from_millis(50));
-                            Ok(vec![sym("alpha")])
+                        .workspace(7, "/p", 3, |b| {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(50));
+                            b.add(document(row(1, "alpha")))?;
+                            Ok(())
                         })
                         .unwrap()
                 })
@@ -249,6 +275,6 @@ mod tests {
         for t in threads {
             t.join().unwrap();
         }
-        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 }
