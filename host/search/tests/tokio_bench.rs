@@ -151,6 +151,7 @@ fn tokio_corpus() {
     );
     for q in [
         "spawn blocking",
+        "Mutex",
         "mutex",
         "JoinHandle",
         "sleep until deadline",
