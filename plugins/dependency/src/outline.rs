@@ -7,11 +7,11 @@
 //! `pub(crate)`): what a user of the crate can name. The answer is a list of entries
 //! (each item, or a module that has none) paged and fitted to the budget as a prefix.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use scryer_plugin_sdk::args::{Args, check_text};
 use scryer_plugin_sdk::budget::fit_prefix;
-use scryer_plugin_sdk::host::{Ctx, DepSym, Format, Host, LockedCrate};
+use scryer_plugin_sdk::host::{Ctx, DepSym, Format, Host, LockedCrate, Sym};
 use scryer_plugin_sdk::{ErrorKind, ToolError, ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
@@ -45,6 +45,11 @@ fn shorten(text: &str, max: usize) -> String {
         let head: String = text.chars().take(max - 1).collect();
         format!("{}…", head.trim_end())
     }
+}
+
+/// A public type, trait, function, constant or static at module level.
+fn is_item(s: &Sym) -> bool {
+    ITEM_KINDS.contains(&s.kind.as_str()) && s.owner.is_none() && is_public(&s.signature)
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -135,6 +140,35 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
             );
         }
     }
+    // A module the index has no `mod` item for (declared inside a macro such as
+    // `cfg_if!`, or through `#[path]`) still shows in the qualified names of what it
+    // holds. A parent path that names a function or a type is not a module: items there
+    // are local to a body.
+    let not_modules: HashSet<&str> = symbols
+        .iter()
+        .filter(|d| d.symbol.kind != "module")
+        .map(|d| d.symbol.qualified_name.as_str())
+        .collect();
+    for d in symbols {
+        let s = &d.symbol;
+        let p = parent(&s.qualified_name);
+        if is_item(s)
+            && in_crate(p)
+            && !in_tests(p)
+            && !modules.contains_key(p)
+            && !not_modules.contains(p)
+        {
+            modules.insert(
+                p.to_string(),
+                Module {
+                    path: p.to_string(),
+                    file: None,
+                    private: false,
+                    items: Vec::new(),
+                },
+            );
+        }
+    }
     // A module's file: where most of the definitions directly inside it are
     // (`mod error;` is declared in lib.rs, its items live in error.rs).
     let mut files: HashMap<&str, HashMap<&str, usize>> = HashMap::new();
@@ -155,31 +189,31 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
                 .map(|(file, _)| file.to_string())
         });
     }
-    let methods_of = |owner: &str, trait_: bool| {
-        let prefix = format!("{owner}::");
-        symbols
-            .iter()
-            .filter(|d| {
-                let s = &d.symbol;
-                s.kind == "method"
-                    && s.qualified_name.starts_with(&prefix)
-                    && !s.qualified_name[prefix.len()..].contains("::")
-                    && (trait_ || is_public(&s.signature))
-            })
-            .count()
-    };
+    // Methods per owner path: (public ones, all). A trait's methods are all public; a
+    // type's inherent methods only when marked `pub` (trait impl methods are counted by
+    // the trait).
+    let mut methods: HashMap<&str, (usize, usize)> = HashMap::new();
+    for d in symbols.iter().filter(|d| d.symbol.kind == "method") {
+        let counts = methods.entry(parent(&d.symbol.qualified_name)).or_default();
+        counts.0 += usize::from(is_public(&d.symbol.signature));
+        counts.1 += 1;
+    }
     for d in symbols {
         let s = &d.symbol;
-        if !ITEM_KINDS.contains(&s.kind.as_str()) || s.owner.is_some() || !is_public(&s.signature) {
+        if !is_item(s) {
             continue;
         }
         let Some(m) = modules.get_mut(parent(&s.qualified_name)) else {
             // defined inside a function body: not nameable from outside
             continue;
         };
+        let (public, all) = methods
+            .get(s.qualified_name.as_str())
+            .copied()
+            .unwrap_or_default();
         let methods = match s.kind.as_str() {
-            "trait" => methods_of(&s.qualified_name, true),
-            "struct" | "enum" | "union" => methods_of(&s.qualified_name, false),
+            "trait" => all,
+            "struct" | "enum" | "union" => public,
             _ => 0,
         };
         m.items.push(Item { sym: d, methods });
@@ -703,7 +737,6 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scryer_plugin_sdk::host::Sym;
 
     const DIR: &str = "/home/u/.cargo/registry/src/index.crates.io-x/hex-0.4.3";
 
@@ -811,6 +844,15 @@ mod tests {
                 "pub mod nested",
             ),
             dep("hex::util", "module", None, "src/lib.rs", 40, "mod util"),
+            // declared inside a macro: no `mod` item, but its items name it
+            dep(
+                "hex::simd::Lanes",
+                "struct",
+                None,
+                "src/simd.rs",
+                5,
+                "pub struct Lanes",
+            ),
             dep(
                 "hex::util::helper",
                 "function",
@@ -998,7 +1040,16 @@ mod tests {
             .collect();
         // the private `tests` module (cfg(test) code) and what is inside it are left out;
         // the root comes first, then its modules, then deeper ones
-        assert_eq!(paths, ["hex", "hex::error", "hex::serde", "hex::arch::x86"]);
+        assert_eq!(
+            paths,
+            [
+                "hex",
+                "hex::error",
+                "hex::serde",
+                "hex::simd",
+                "hex::arch::x86"
+            ]
+        );
         assert_eq!(
             v["notes"],
             json!(["2 modules without public items not listed: hex::arch, hex::util"])
@@ -1021,7 +1072,7 @@ mod tests {
         assert!(modules[2].get("private").is_none());
         assert_eq!(
             (v["total_modules"].as_u64(), v["total_items"].as_u64()),
-            (Some(4), Some(8))
+            (Some(5), Some(9))
         );
         assert_eq!(v["complete"], true);
     }
@@ -1213,7 +1264,7 @@ mod tests {
                     .iter()
                     .map(|m| item_names(m).len() as u64)
                     .sum::<u64>(),
-            8
+            9
         );
         assert!(v["omitted"]["modules"].as_u64().unwrap() >= 1);
         let note = v["notes"]
@@ -1261,7 +1312,7 @@ mod tests {
         }
         let everything = call_ctx(&host, json!({"crate_name": "hex"}), &Ctx::default()).unwrap();
         let all: Value = serde_json::from_str(&everything).unwrap();
-        assert_eq!(seen.len(), 8);
+        assert_eq!(seen.len(), 9);
         assert_eq!(all["complete"], true);
     }
 

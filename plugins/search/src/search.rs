@@ -267,14 +267,28 @@ fn resolve_like<H: Host + ?Sized>(
         })
         .collect();
     if candidates.is_empty() && scope == SearchScope::Dependencies {
-        candidates = host
-            .dependency_symbols_by_name(name, crate_name)?
-            .into_iter()
+        let named = host.dependency_symbols_by_name(name, crate_name)?;
+        let exact: Vec<&DepSym> = named
+            .iter()
             .filter(|d| !qualified || path_matches(&d.symbol.qualified_name, path))
-            .map(|d: DepSym| Target {
-                sym: d.symbol,
-                crate_name: Some(d.crate_name),
-                version: Some(d.crate_version),
+            .collect();
+        // A public path (`tokio::sync::Mutex`) often re-exports a definition that lives
+        // deeper (`tokio::sync::mutex::Mutex`): then the name within the named crate.
+        let chosen = if exact.is_empty() && qualified {
+            let krate = path.split("::").next().unwrap_or("");
+            named
+                .iter()
+                .filter(|d| same_crate(&d.crate_name, krate))
+                .collect()
+        } else {
+            exact
+        };
+        candidates = chosen
+            .into_iter()
+            .map(|d| Target {
+                sym: d.symbol.clone(),
+                crate_name: Some(d.crate_name.clone()),
+                version: Some(d.crate_version.clone()),
             })
             .collect();
     }
@@ -1457,6 +1471,21 @@ mod tests {
         .unwrap();
         assert_eq!(v["like_symbol"]["crate_name"], "hex");
         assert_eq!(names(&v), ["hex::encode"]);
+        // a public path that re-exports a deeper definition finds it by name in the crate
+        let mut nested = Mem::fixture().with_hex();
+        nested.deps[1].symbol.qualified_name = "hex::codec::decode".into();
+        let v = call(
+            &nested,
+            json!({"like_symbol": "hex::decode", "scope_level": "dependencies"}),
+        )
+        .unwrap();
+        assert_eq!(v["like_symbol"]["qualified_name"], "hex::codec::decode");
+        let e = call(
+            &nested,
+            json!({"like_symbol": "other::decode", "scope_level": "dependencies"}),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NotFound);
         let e = call(&host, json!({"like_symbol": "hex::decode"})).unwrap_err();
         assert!(e.message.contains("workspace index"), "{}", e.message);
     }
