@@ -39,8 +39,18 @@ async fn tools_list_is_the_union_of_the_routers_with_annotations() {
             .annotations
             .as_ref()
             .unwrap_or_else(|| panic!("{} has no annotations", t.name));
-        let read_only = t.name != "index_workspace";
+        let writes = [
+            "index_workspace",
+            "switch_active_project",
+            "delete_project",
+            "record_adr",
+            "delete_adr",
+        ];
+        let read_only = !writes.contains(&t.name.as_ref());
         assert_eq!(a.read_only_hint, Some(read_only), "{}", t.name);
+        let destructive = ["delete_project", "delete_adr"].contains(&t.name.as_ref());
+        let expected = (!read_only).then_some(destructive);
+        assert_eq!(a.destructive_hint, expected, "{}", t.name);
         assert!(t.description.as_ref().unwrap().len() <= 600);
     }
     s.stop().await;

@@ -267,7 +267,15 @@ async fn switching_and_deleting_projects_and_usage_without_content() {
 
     let secret = "ZzSecretArgumentQq";
     let _ = s.call("find_references", json!({"symbol": secret})).await;
-    let usage = s.call_json("get_token_savings_metrics", json!({})).await;
+    // Rows are written off the call path: give the last one a moment.
+    let mut usage = json!({});
+    for _ in 0..40 {
+        usage = s.call_json("get_token_savings_metrics", json!({})).await;
+        if usage.to_string().contains("find_references") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let tools: Vec<&str> = usage["tools"]
         .as_array()
         .unwrap()

@@ -250,9 +250,15 @@ impl Db {
     /// A new connection. Connections are cheap; readers take their own so they never
     /// wait behind a writer's transaction.
     pub fn connect(&self) -> Result<Connection> {
-        self.database
+        let conn = self
+            .database
             .connect()
-            .context("connecting to the database")
+            .context("connecting to the database")?;
+        // turso refuses a second writer at once; background dependency indexing and a
+        // user's refresh may overlap, so a writer waits its turn instead of failing.
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .context("setting the busy timeout")?;
+        Ok(conn)
     }
 
     async fn migrate(&self) -> Result<()> {

@@ -301,7 +301,13 @@ async fn index_dependency_sources(db: &Db, crate_: &PendingDependency) -> Result
         );
     }
     let project = db.dependency_index_project(crate_.crate_id).await?;
-    indexer::index_project(db, &project, Arc::new(Progress::default())).await
+    indexer::index_project_as(
+        db,
+        &project,
+        Arc::new(Progress::default()),
+        indexer::Extent::DefinitionsOnly,
+    )
+    .await
 }
 
 /// What [`index_locked_crates`] did.

@@ -347,10 +347,33 @@ pub async fn index_project(
     project: &ProjectRow,
     progress: Arc<Progress>,
 ) -> Result<IndexReport> {
+    index_project_as(db, project, progress, Extent::Full).await
+}
+
+/// How much of a project an index run keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extent {
+    /// Every source file; definitions, references and edges.
+    Full,
+    /// A dependency crate: the definitions of its library sources only. Its tests,
+    /// benches and examples define nothing a user calls, and no tool reads usages inside
+    /// a dependency; dropping them makes a crate's index a fraction of the size.
+    DefinitionsOnly,
+}
+
+/// Top-level directories of a crate that hold no library code.
+const NON_LIBRARY_DIRS: &[&str] = &["tests", "benches", "examples"];
+
+pub async fn index_project_as(
+    db: &Db,
+    project: &ProjectRow,
+    progress: Arc<Progress>,
+    extent: Extent,
+) -> Result<IndexReport> {
     let started = Instant::now();
     let root = PathBuf::from(&project.root);
     db.start_index_run(project.id).await?;
-    let result = run(db, project, &root, progress).await;
+    let result = run(db, project, &root, progress, extent).await;
     let elapsed_ms = started.elapsed().as_millis() as u64;
     match result {
         Ok(mut report) => {
@@ -374,9 +397,16 @@ async fn run(
     project: &ProjectRow,
     root: &Path,
     progress: Arc<Progress>,
+    extent: Extent,
 ) -> Result<IndexReport> {
     let root_owned = root.to_path_buf();
-    let files = tokio::task::spawn_blocking(move || walk(&root_owned)).await??;
+    let mut files = tokio::task::spawn_blocking(move || walk(&root_owned)).await??;
+    if extent == Extent::DefinitionsOnly {
+        files.retain(|f| {
+            let top = f.rel.split('/').next().unwrap_or("");
+            !NON_LIBRARY_DIRS.contains(&top)
+        });
+    }
     progress.total.store(files.len() as u32, Ordering::Relaxed);
     progress.done.store(0, Ordering::Relaxed);
     let stored: HashMap<String, String> = db
@@ -406,10 +436,16 @@ async fn run(
     while start < files.len() || first_write {
         let end = (start + chunk).min(files.len());
         let (files_c, stored_c, progress_c) = (files.clone(), stored.clone(), progress.clone());
-        let writes = tokio::task::spawn_blocking(move || {
+        let mut writes = tokio::task::spawn_blocking(move || {
             parse_changed(&files_c[start..end], &stored_c, &progress_c)
         })
         .await?;
+        if extent == Extent::DefinitionsOnly {
+            for w in &mut writes {
+                w.references.clear();
+                w.edges.clear();
+            }
+        }
         report.files_parsed += writes.len();
         report.parse_failures += writes.iter().filter(|w| w.parse_errors).count();
         report.symbols_written += writes.iter().map(|w| w.symbols.len()).sum::<usize>();

@@ -101,6 +101,23 @@ impl AlwaysLoad {
     }
 }
 
+/// Tokens per name of a batched `inspect_symbol` when the caller sets no budget.
+pub const INSPECT_BUDGET_PER_NAME: u32 = 500;
+
+/// The budget of a call that sets none (and whose session sets none): the tool's default,
+/// except a batched `inspect_symbol`, which gets [`INSPECT_BUDGET_PER_NAME`] per name so a
+/// batch of three is not squeezed into one answer's budget.
+pub fn default_budget(tool: &str, args: &Map<String, Value>, tool_default: u32) -> u32 {
+    if tool == "inspect_symbol"
+        && let Some(Value::Array(names)) = args.get("symbols")
+        && names.len() > 1
+    {
+        let n = names.len().min(50) as u32;
+        return tool_default.max(INSPECT_BUDGET_PER_NAME * n);
+    }
+    tool_default
+}
+
 /// The schema a client sees for `tool`: the router's, minus host parameters the tool
 /// does not publish, plus `max_tokens` / `no_truncate` on the large-output tools and
 /// `project` on the project-admin tools.
@@ -126,12 +143,12 @@ pub fn publish_schema(tool: &str, schema: &Value) -> Value {
         props.remove("project");
     }
     if budget {
-        props.entry("max_tokens").or_insert_with(
-            || json!({"type": "integer", "description": "answer budget in tokens"}),
-        );
-        props.entry("no_truncate").or_insert_with(
-            || json!({"type": "boolean", "description": "return everything, ignoring the budget"}),
-        );
+        props
+            .entry("max_tokens")
+            .or_insert_with(|| json!({"type": "integer", "description": "token budget"}));
+        props
+            .entry("no_truncate")
+            .or_insert_with(|| json!({"type": "boolean", "description": "ignore the budget"}));
     }
     if project {
         props
@@ -239,9 +256,6 @@ pub fn coerce_arguments(schema: &Value, args: &mut Map<String, Value>) {
                     _ => Some(Value::Array(vec![Value::String(s.clone())])),
                 }
             }
-            ("string", Value::Number(n)) if spec.get("enum").is_none() => {
-                Some(Value::String(n.to_string()))
-            }
             _ => None,
         };
         if let Some(c) = coerced {
@@ -312,7 +326,7 @@ mod tests {
     #[test]
     fn arguments_are_coerced_to_the_published_types() {
         let mut args = json!({
-            "symbol": 12, "limit": "5", "exact": "true", "include": "snippet",
+            "symbol": "s", "limit": "5", "exact": "true", "include": "snippet",
             "view": 3, "project": null
         })
         .as_object()
@@ -321,7 +335,7 @@ mod tests {
         coerce_arguments(&schema(), &mut args);
         assert_eq!(
             Value::Object(args),
-            json!({"symbol": "12", "limit": 5, "exact": true, "include": ["snippet"], "view": 3})
+            json!({"symbol": "s", "limit": 5, "exact": true, "include": ["snippet"], "view": 3})
         );
 
         let mut args = json!({"limit": "abc", "include": "[\"a\",\"b\"]", "exact": "maybe"})
@@ -335,6 +349,31 @@ mod tests {
         );
         assert_eq!(args["include"], json!(["a", "b"]));
         assert_eq!(args["exact"], "maybe");
+    }
+
+    #[test]
+    fn a_batched_inspect_gets_a_budget_per_name() {
+        let args = |v: Value| v.as_object().unwrap().clone();
+        assert_eq!(
+            default_budget(
+                "inspect_symbol",
+                &args(json!({"symbols": ["a", "b", "c"]})),
+                1000
+            ),
+            1500
+        );
+        assert_eq!(
+            default_budget("inspect_symbol", &args(json!({"symbol": "a"})), 1000),
+            1000
+        );
+        assert_eq!(
+            default_budget(
+                "find_references",
+                &args(json!({"symbols": ["a", "b", "c"]})),
+                1500
+            ),
+            1500
+        );
     }
 
     #[test]

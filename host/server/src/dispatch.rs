@@ -208,7 +208,9 @@ impl Server {
                 max_tokens
                     .map(|n| n as u32)
                     .or(session.options.max_tokens)
-                    .unwrap_or(tool.default_budget_tokens),
+                    .unwrap_or_else(|| {
+                        crate::contract::default_budget(name, &args, tool.default_budget_tokens)
+                    }),
             )
         };
         let context = CallContext {
@@ -356,16 +358,38 @@ fn longest_root<'a>(all: &'a [ProjectRow], path: &Path) -> Option<&'a ProjectRow
         .max_by_key(|p| p.root.len())
 }
 
-/// The distinct `file_path` values of a JSON answer (project-relative ones only), in
-/// order of appearance, at most `cap`.
+/// The distinct project files a JSON answer names, in order of appearance, at most
+/// `cap`: `file_path` values, and `path:line` locations in `at`, `site` and `location`
+/// values. Absolute paths (dependency sources) are not the project's and are skipped.
 fn files_named_in(body: &str, cap: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let needle = "\"file_path\":\"";
     let mut rest = body;
-    while let Some(i) = rest.find(needle) {
-        rest = &rest[i + needle.len()..];
+    const KEYS: [&str; 4] = [
+        "\"file_path\":\"",
+        "\"at\":\"",
+        "\"site\":\"",
+        "\"location\":\"",
+    ];
+    loop {
+        let Some((i, key)) = KEYS
+            .iter()
+            .filter_map(|k| rest.find(k).map(|i| (i, *k)))
+            .min_by_key(|(i, _)| *i)
+        else {
+            break;
+        };
+        rest = &rest[i + key.len()..];
         let Some(end) = rest.find('"') else { break };
-        let path = &rest[..end];
+        let mut path = &rest[..end];
+        if !key.starts_with("\"file_path") {
+            // `path:line`: keep the path when a line number follows the last colon.
+            match path.rsplit_once(':') {
+                Some((p, line)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
+                    path = p
+                }
+                _ => path = "",
+            }
+        }
         if !path.is_empty()
             && !path.starts_with('/')
             && !path.contains('\\')
@@ -433,8 +457,11 @@ mod tests {
 
     #[test]
     fn files_named_in_an_answer_are_found_once_each() {
-        let body = r#"{"definition":{"file_path":"src/a.rs"},"items":[{"file_path":"src/b.rs"},{"file_path":"src/a.rs"},{"file_path":"/abs/x.rs"}]}"#;
-        assert_eq!(files_named_in(body, 64), ["src/a.rs", "src/b.rs"]);
+        let body = r#"{"definition":{"file_path":"src/a.rs"},"items":[{"file_path":"src/b.rs"},{"file_path":"src/a.rs"},{"file_path":"/abs/x.rs"},{"at":"src/c.rs:12","site":"src/d.rs:3"},{"at":"not a location"}]}"#;
+        assert_eq!(
+            files_named_in(body, 64),
+            ["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs"]
+        );
         assert_eq!(files_named_in(body, 1), ["src/a.rs"]);
         assert!(files_named_in("plain text", 64).is_empty());
     }

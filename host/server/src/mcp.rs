@@ -40,11 +40,14 @@ impl McpSession {
                 };
                 let mut tool =
                     Tool::new(t.name.clone(), t.description.clone(), Arc::new(published));
+                // MCP reads destructive and idempotent only when a tool is not read-only;
+                // leaving them out of read-only tools keeps the definitions small.
+                let writes = !t.annotations.read_only;
                 tool.annotations = Some(ToolAnnotations::from_raw(
                     t.annotations.title.clone(),
                     Some(t.annotations.read_only),
-                    Some(t.annotations.destructive),
-                    Some(t.annotations.idempotent),
+                    writes.then_some(t.annotations.destructive),
+                    writes.then_some(t.annotations.idempotent),
                     Some(t.annotations.open_world),
                 ));
                 if options.always_load.marks(&t.name) {

@@ -178,20 +178,28 @@ mod tests {
     fn a_project_index_is_rebuilt_only_when_its_generation_moves() {
         let cache = SearchCache::default();
         let calls = AtomicUsize::new(0);
-        let first = cache.workspace(1, "/p", 0, fill(&calls, &["alpha"])).unwrap();
-        let again = cache.workspace(1, "/p", 0, fill(&calls, &["beta"])).unwrap();
+        let first = cache
+            .workspace(1, "/p", 0, fill(&calls, &["alpha"]))
+            .unwrap();
+        let again = cache
+            .workspace(1, "/p", 0, fill(&calls, &["beta"]))
+            .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert!(Arc::ptr_eq(&first, &again));
         let page = again.index.search("alpha", None, 0, 5).unwrap();
         assert_eq!((page.total, page.hits[0].key), (1, 1));
 
-        let moved = cache.workspace(1, "/p", 1, fill(&calls, &["beta"])).unwrap();
+        let moved = cache
+            .workspace(1, "/p", 1, fill(&calls, &["beta"]))
+            .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(moved.index.search("alpha", None, 0, 5).unwrap().total, 0);
         assert_eq!(moved.index.search("beta", None, 0, 5).unwrap().total, 1);
 
         // Another project has its own slot.
-        cache.workspace(2, "/q", 1, fill(&calls, &["gamma"])).unwrap();
+        cache
+            .workspace(2, "/q", 1, fill(&calls, &["gamma"]))
+            .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         // The same id for a project at another root (a deleted id given out again).
         cache
@@ -209,7 +217,9 @@ mod tests {
                 .is_err()
         );
         let calls = AtomicUsize::new(0);
-        let ok = cache.workspace(1, "/p", 0, fill(&calls, &["alpha"])).unwrap();
+        let ok = cache
+            .workspace(1, "/p", 0, fill(&calls, &["alpha"]))
+            .unwrap();
         assert_eq!(ok.index.len(), 1);
     }
 
@@ -246,7 +256,10 @@ mod tests {
             })
         };
         started_rx.recv().unwrap();
-        assert!(cache.built_dependency(7).is_none(), "being built is not built");
+        assert!(
+            cache.built_dependency(7).is_none(),
+            "being built is not built"
+        );
         release_tx.send(()).unwrap();
         builder.join().unwrap();
         assert!(cache.built_dependency(7).is_some());
