@@ -370,14 +370,11 @@ fn files_named_in(body: &str, cap: usize) -> Vec<String> {
         "\"site\":\"",
         "\"location\":\"",
     ];
-    loop {
-        let Some((i, key)) = KEYS
-            .iter()
-            .filter_map(|k| rest.find(k).map(|i| (i, *k)))
-            .min_by_key(|(i, _)| *i)
-        else {
-            break;
-        };
+    while let Some((i, key)) = KEYS
+        .iter()
+        .filter_map(|k| rest.find(k).map(|i| (i, *k)))
+        .min_by_key(|(i, _)| *i)
+    {
         rest = &rest[i + key.len()..];
         let Some(end) = rest.find('"') else { break };
         let mut path = &rest[..end];
