@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
-use scryer_db::{Db, ProjectRow};
+use scryer_db::{Db, Facts, ProjectRow};
 use scryer_engine::indexer::{self, IndexReport, Progress, RefreshReport};
 use tokio::sync::{Mutex, watch};
 
@@ -49,7 +49,15 @@ pub struct ProjectManager {
     /// Bumped whenever a project's stored index changes (a run ends, a refresh wrote), so
     /// in-memory structures built from it (the search index) know when to rebuild.
     generations: std::sync::Mutex<HashMap<i64, u64>>,
+    /// Counts per project at an index generation: counting a large project's rows costs
+    /// milliseconds, and routers ask for them on every call.
+    facts: std::sync::Mutex<HashMap<i64, (u64, Facts)>>,
+    /// (size, mtime) of files whose content matched the index when last refreshed.
+    stamps: std::sync::Mutex<HashMap<(i64, String), FileStamp>>,
 }
+
+/// A file's size and modification time.
+type FileStamp = (u64, Option<std::time::SystemTime>);
 
 impl ProjectManager {
     pub fn new(db: Db) -> Arc<ProjectManager> {
@@ -58,6 +66,8 @@ impl ProjectManager {
             runs: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
             generations: std::sync::Mutex::new(HashMap::new()),
+            facts: std::sync::Mutex::new(HashMap::new()),
+            stamps: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -69,6 +79,36 @@ impl ProjectManager {
             .unwrap_or_else(|p| p.into_inner())
             .get(&project_id)
             .unwrap_or(&0)
+    }
+
+    /// The project's counts, from the cache while its index generation holds and no
+    /// run is writing (a run changes them file by file without a new generation).
+    pub async fn facts(&self, project_id: i64) -> Result<Facts> {
+        let generation = self.generation(project_id);
+        let writing = self
+            .runs
+            .lock()
+            .await
+            .get(&project_id)
+            .is_some_and(|r| !*r.finished.borrow());
+        if !writing
+            && let Some((g, f)) = self
+                .facts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&project_id)
+            && *g == generation
+        {
+            return Ok(f.clone());
+        }
+        let fresh = self.db.facts(project_id).await?;
+        if !writing {
+            self.facts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(project_id, (generation, fresh.clone()));
+        }
+        Ok(fresh)
     }
 
     fn bump_generation(&self, project_id: i64) {
@@ -163,11 +203,52 @@ impl ProjectManager {
                 return Ok(RefreshReport::default());
             }
         }
+        // Files whose size and mtime are what they were when their content last matched
+        // the index need neither a read nor a hash (the index stores no mtime).
+        let root = Path::new(&project.root);
+        let stamp = |rel: &str| {
+            std::fs::metadata(root.join(rel))
+                .ok()
+                .map(|m| (m.len(), m.modified().ok()))
+        };
+        let unchanged = |rel: &String, now: &Option<FileStamp>| {
+            now.is_some()
+                && self
+                    .stamps
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(&(project.id, rel.clone()))
+                    == now.as_ref()
+        };
+        let mut checked: Vec<(String, Option<FileStamp>)> = Vec::new();
+        for rel in paths {
+            let now = stamp(rel);
+            if !unchanged(rel, &now) {
+                checked.push((rel.clone(), now));
+            }
+        }
+        if checked.is_empty() {
+            return Ok(RefreshReport::default());
+        }
         let writer = self.writer(project.id).await;
         let _write = writer.lock().await;
-        let report = indexer::refresh_files(&self.db, project, paths).await?;
+        let rels: Vec<String> = checked.iter().map(|(r, _)| r.clone()).collect();
+        let report = indexer::refresh_files(&self.db, project, &rels).await?;
         if !report.is_empty() {
             self.bump_generation(project.id);
+        }
+        let mut stamps = self.stamps.lock().unwrap_or_else(|p| p.into_inner());
+        for (rel, now) in checked {
+            // Remember the stamp only if the file did not move while it was refreshed:
+            // then the index holds exactly the content that stamp describes.
+            match now {
+                Some(before) if stamp(&rel) == Some(before) => {
+                    stamps.insert((project.id, rel), before);
+                }
+                _ => {
+                    stamps.remove(&(project.id, rel));
+                }
+            }
         }
         Ok(report)
     }

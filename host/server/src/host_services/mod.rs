@@ -117,7 +117,7 @@ impl HostImpl {
     ) -> Result<ProjectStatus, CallError> {
         let state = self.block(self.core.projects.state(p));
         let facts = self
-            .block(self.core.projects.db().facts(p.id))
+            .block(self.core.projects.facts(p.id))
             .map_err(internal)?;
         let (done, total) = match state {
             IndexState::Building { done, total } | IndexState::Stale { done, total } => {
@@ -240,7 +240,7 @@ impl HostServices for HostImpl {
     fn index_facts(&self, scope: &CallScope) -> Result<IndexFacts, CallError> {
         let p = self.project(scope)?;
         let facts = self
-            .block(self.core.projects.db().facts(p.id))
+            .block(self.core.projects.facts(p.id))
             .map_err(internal)?;
         let row = self
             .block(self.core.projects.db().project(p.id))
