@@ -41,6 +41,13 @@ pub(crate) const SCHEMA: &[&str] = &[
         crate_id INTEGER NOT NULL
     )",
     "CREATE UNIQUE INDEX IF NOT EXISTS project_dependency_by_pair ON project_dependency (project_id, crate_id)",
+    // Crates whose index run failed: left out of the pending ones until an index run of a
+    // project that locks them asks for a retry. A table of its own rather than a column,
+    // so databases created before it get it from `CREATE TABLE IF NOT EXISTS`.
+    "CREATE TABLE IF NOT EXISTS dependency_failure (
+        crate_id INTEGER PRIMARY KEY,
+        failed_at TEXT NOT NULL
+    )",
 ];
 
 /// Statements (project id as `?1`) removing a deleted project's rows from this area's
@@ -78,6 +85,13 @@ pub fn is_busy(e: &anyhow::Error) -> bool {
 pub(crate) const NOT_A_DEPENDENCY: &str =
     "id NOT IN (SELECT index_project_id FROM dependency_crate WHERE index_project_id IS NOT NULL)";
 
+/// The note of a crate whose index run failed: what failed, and what tries it again.
+pub fn failure_note(error: &str) -> String {
+    format!(
+        "indexing failed: {error}. The next index_workspace of a project that locks it retries it"
+    )
+}
+
 /// A locked crate and the state of its shared index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DependencyIndex {
@@ -103,7 +117,8 @@ pub struct DependencyRecord {
     pub note: Option<String>,
 }
 
-/// A crate whose sources were found but whose index is not complete yet.
+/// A crate whose sources were found, whose index is not complete yet, and whose last
+/// run did not fail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingDependency {
     pub crate_id: i64,
@@ -119,6 +134,28 @@ pub struct RecordOutcome {
     pub new_crates: usize,
     /// Whether the project's set of locked crates changed.
     pub links_changed: bool,
+}
+
+/// A crate row as [`Db::record_project_dependencies`] reads it.
+struct Known {
+    source_root: Option<String>,
+    note: Option<String>,
+    indexed: bool,
+    failed: bool,
+}
+
+impl Known {
+    /// Whether recording `c` changes this row: an unindexed crate follows what was found
+    /// on disk, except that a failed one keeps its failure note while its sources stay put.
+    fn needs_update(&self, c: &DependencyRecord) -> bool {
+        if self.indexed {
+            return false;
+        }
+        if self.failed {
+            return self.source_root != c.source_root;
+        }
+        self.source_root != c.source_root || self.note != c.note
+    }
 }
 
 const DEPENDENCY_COLUMNS: &str = "d.name, d.version, \
@@ -196,8 +233,9 @@ impl Db {
     /// directory, or a note saying why there is none), crates not indexed yet get their
     /// source directory and note refreshed (the sources may have been fetched since), and
     /// the project's set of locked crates becomes exactly `crates`. Indexed crates are
-    /// left as they are: their index stays valid for that version. Writes nothing when
-    /// nothing changed.
+    /// left as they are: their index stays valid for that version. A failed crate keeps
+    /// its failure note until [`Db::retry_failed_dependencies`], unless its sources moved
+    /// (a new situation: the failure is forgotten). Writes nothing when nothing changed.
     pub async fn record_project_dependencies(
         &self,
         project_id: i64,
@@ -209,7 +247,8 @@ impl Db {
         {
             let mut rows = conn
                 .query(
-                    "SELECT id, name, version, source_root, note, indexed_at FROM dependency_crate",
+                    "SELECT d.id, d.name, d.version, d.source_root, d.note, d.indexed_at, f.crate_id \
+                     FROM dependency_crate d LEFT JOIN dependency_failure f ON f.crate_id = d.id",
                     (),
                 )
                 .await?;
@@ -219,11 +258,12 @@ impl Db {
                     text(col(&row, 1)?).unwrap_or_default(),
                     text(col(&row, 2)?).unwrap_or_default(),
                 );
-                let state = (
-                    text(col(&row, 3)?),
-                    text(col(&row, 4)?),
-                    text(col(&row, 5)?).is_some(),
-                );
+                let state = Known {
+                    source_root: text(col(&row, 3)?),
+                    note: text(col(&row, 4)?),
+                    indexed: text(col(&row, 5)?).is_some(),
+                    failed: int(col(&row, 6)?).is_some(),
+                };
                 known.insert(key, (id, state));
             }
         }
@@ -245,9 +285,7 @@ impl Db {
                 .iter()
                 .any(|c| match known.get(&(c.name.clone(), c.version.clone())) {
                     None => true,
-                    Some((_, (root, note, indexed))) => {
-                        !indexed && (root != &c.source_root || note != &c.note)
-                    }
+                    Some((_, k)) => k.needs_update(c),
                 });
         let wanted: Option<BTreeSet<i64>> = crates
             .iter()
@@ -265,13 +303,20 @@ impl Db {
             let mut ids = BTreeSet::new();
             for c in crates {
                 let id = match known.get(&(c.name.clone(), c.version.clone())) {
-                    Some((id, (root, note, indexed))) => {
-                        if !indexed && (root != &c.source_root || note != &c.note) {
+                    Some((id, k)) => {
+                        if k.needs_update(c) {
                             conn.execute(
                                 "UPDATE dependency_crate SET source_root = ?2, note = ?3 WHERE id = ?1",
                                 (*id, opt_text(c.source_root.clone()), opt_text(c.note.clone())),
                             )
                             .await?;
+                            if k.failed {
+                                conn.execute(
+                                    "DELETE FROM dependency_failure WHERE crate_id = ?1",
+                                    (*id,),
+                                )
+                                .await?;
+                            }
                         }
                         *id
                     }
@@ -312,14 +357,16 @@ impl Db {
     }
 
     /// Crates whose sources were found and whose index is not complete, by name then
-    /// version. `project_id` narrows them to the crates one project locks.
+    /// version; failed ones are left out until [`Db::retry_failed_dependencies`].
+    /// `project_id` narrows them to the crates one project locks.
     pub async fn pending_dependencies(
         &self,
         project_id: Option<i64>,
     ) -> Result<Vec<PendingDependency>> {
         let conn = self.connect()?;
         let sql = "SELECT d.id, d.name, d.version, d.source_root FROM dependency_crate d \
-                   WHERE d.indexed_at IS NULL AND d.source_root IS NOT NULL";
+                   WHERE d.indexed_at IS NULL AND d.source_root IS NOT NULL \
+                   AND d.id NOT IN (SELECT crate_id FROM dependency_failure)";
         let mut rows = match project_id {
             Some(p) => {
                 conn.query(
@@ -414,26 +461,100 @@ impl Db {
     }
 
     /// Ends an index run over a crate: on success its index counts as complete (and its
-    /// note is cleared); on failure the note says why.
+    /// note is cleared); on failure the note says why ([`failure_note`]) and the crate is
+    /// no longer pending, so no worker tries it again and again: the next index run of a
+    /// project that locks it does ([`Db::retry_failed_dependencies`]).
     pub async fn finish_dependency_index(&self, crate_id: i64, error: Option<&str>) -> Result<()> {
         let conn = writer(self)?;
-        match error {
-            None => {
-                conn.execute(
-                    "UPDATE dependency_crate SET indexed_at = ?2, note = NULL WHERE id = ?1",
-                    (crate_id, now_rfc3339()),
-                )
-                .await?
+        in_transaction(&conn, async |conn| {
+            match error {
+                None => {
+                    conn.execute(
+                        "UPDATE dependency_crate SET indexed_at = ?2, note = NULL WHERE id = ?1",
+                        (crate_id, now_rfc3339()),
+                    )
+                    .await?;
+                    conn.execute(
+                        "DELETE FROM dependency_failure WHERE crate_id = ?1",
+                        (crate_id,),
+                    )
+                    .await?;
+                }
+                Some(e) => {
+                    conn.execute(
+                        "UPDATE dependency_crate SET indexed_at = NULL, note = ?2 WHERE id = ?1",
+                        (crate_id, failure_note(e)),
+                    )
+                    .await?;
+                    conn.execute(
+                        "INSERT INTO dependency_failure (crate_id, failed_at) VALUES (?1, ?2) \
+                         ON CONFLICT(crate_id) DO UPDATE SET failed_at = excluded.failed_at",
+                        (crate_id, now_rfc3339()),
+                    )
+                    .await?;
+                }
             }
-            Some(e) => {
+            Ok(())
+        })
+        .await
+    }
+
+    /// Makes the failed crates `project_id` locks pending again, with `note` (an index
+    /// run of the project asks for another try). Returns how many there were.
+    pub async fn retry_failed_dependencies(&self, project_id: i64, note: &str) -> Result<usize> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                "SELECT f.crate_id FROM dependency_failure f \
+                 JOIN project_dependency pd ON pd.crate_id = f.crate_id WHERE pd.project_id = ?1",
+                (project_id,),
+            )
+            .await?;
+        let mut ids = Vec::new();
+        while let Some(row) = rows.next().await? {
+            ids.extend(int(col(&row, 0)?));
+        }
+        drop(rows);
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let conn = writer(self)?;
+        in_transaction(&conn, async |conn| {
+            for &id in &ids {
+                conn.execute("DELETE FROM dependency_failure WHERE crate_id = ?1", (id,))
+                    .await?;
                 conn.execute(
-                    "UPDATE dependency_crate SET indexed_at = NULL, note = ?2 WHERE id = ?1",
-                    (crate_id, format!("indexing failed: {e}")),
+                    "UPDATE dependency_crate SET note = ?2 WHERE id = ?1 AND indexed_at IS NULL",
+                    (id, note),
                 )
-                .await?
+                .await?;
             }
-        };
-        Ok(())
+            Ok(())
+        })
+        .await?;
+        Ok(ids.len())
+    }
+
+    /// The dependency crate whose index row is rooted at `root`, as `(name, version)`.
+    pub(crate) async fn dependency_rooted_at(
+        &self,
+        root: &str,
+    ) -> Result<Option<(String, String)>> {
+        let conn = self.connect()?;
+        let mut rows = conn
+            .query(
+                "SELECT d.name, d.version FROM dependency_crate d \
+                 JOIN project p ON p.id = d.index_project_id WHERE p.root = ?1",
+                (root,),
+            )
+            .await?;
+        match rows.next().await? {
+            Some(row) => Ok(Some((
+                text(col(&row, 0)?).unwrap_or_default(),
+                text(col(&row, 1)?).unwrap_or_default(),
+            ))),
+            None => Ok(None),
+        }
     }
 
     /// Every definition in one index project, by file then line (paths relative to its root).
@@ -727,9 +848,11 @@ mod tests {
         let listed = db.dependency_indexes(a.id).await.unwrap();
         assert_eq!(
             listed[0].note.as_deref(),
-            Some("indexing failed: disk full")
+            Some(failure_note("disk full").as_str())
         );
         assert_eq!(listed[0].index_project_id, None);
+        // It is no longer pending: no worker tries it again and again.
+        assert!(db.pending_dependencies(None).await.unwrap().is_empty());
 
         // Bumped to 1.1.0: the project locks only the new version; the old row stays cached.
         let out = db
@@ -788,5 +911,112 @@ mod tests {
             "{err}"
         );
         assert_eq!(db.projects().await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_failed_crate_keeps_its_note_until_an_index_run_of_a_project_retries_it() {
+        let (_dir, db) = open().await;
+        let a = db.register_project("/w/a", None).await.unwrap();
+        let b = db.register_project("/w/b", None).await.unwrap();
+        let foo = record("foo", "1.0.0", Some("/reg/foo-1.0.0"));
+        db.record_project_dependencies(a.id, std::slice::from_ref(&foo))
+            .await
+            .unwrap();
+        let id = db.pending_dependencies(None).await.unwrap()[0].crate_id;
+        db.finish_dependency_index(id, Some("database is locked"))
+            .await
+            .unwrap();
+        let note = db.dependency_indexes(a.id).await.unwrap()[0].note.clone();
+        let note = note.unwrap();
+        assert!(
+            note.starts_with("indexing failed: database is locked.")
+                && note.contains("next index_workspace"),
+            "{note}"
+        );
+
+        // Recording the same lockfile again (a re-check, another project locking it)
+        // does not turn the failure back into "queued".
+        db.record_project_dependencies(a.id, std::slice::from_ref(&foo))
+            .await
+            .unwrap();
+        db.record_project_dependencies(b.id, std::slice::from_ref(&foo))
+            .await
+            .unwrap();
+        assert_eq!(
+            db.dependency_indexes(b.id).await.unwrap()[0]
+                .note
+                .as_deref(),
+            Some(note.as_str())
+        );
+        assert!(db.pending_dependencies(None).await.unwrap().is_empty());
+
+        // A project that does not lock it retries nothing.
+        let c = db.register_project("/w/c", None).await.unwrap();
+        assert_eq!(
+            db.retry_failed_dependencies(c.id, "again").await.unwrap(),
+            0
+        );
+        // An index run of a project that locks it does.
+        assert_eq!(
+            db.retry_failed_dependencies(b.id, "again").await.unwrap(),
+            1
+        );
+        assert_eq!(
+            db.dependency_indexes(a.id).await.unwrap()[0]
+                .note
+                .as_deref(),
+            Some("again")
+        );
+        assert_eq!(db.pending_dependencies(Some(a.id)).await.unwrap().len(), 1);
+        assert_eq!(
+            db.retry_failed_dependencies(b.id, "again").await.unwrap(),
+            0
+        );
+
+        // Failed again, then its sources move: the failure is forgotten.
+        db.finish_dependency_index(id, Some("disk full"))
+            .await
+            .unwrap();
+        db.record_project_dependencies(a.id, &[record("foo", "1.0.0", Some("/reg2/foo-1.0.0"))])
+            .await
+            .unwrap();
+        let listed = db.dependency_indexes(a.id).await.unwrap();
+        assert_eq!(listed[0].note.as_deref(), Some("queued"));
+        assert_eq!(db.pending_dependencies(None).await.unwrap().len(), 1);
+
+        // Success clears any failure.
+        db.finish_dependency_index(id, Some("disk full"))
+            .await
+            .unwrap();
+        db.finish_dependency_index(id, None).await.unwrap();
+        assert_eq!(
+            db.retry_failed_dependencies(a.id, "again").await.unwrap(),
+            0
+        );
+        assert_eq!(db.dependency_indexes(a.id).await.unwrap()[0].note, None);
+    }
+
+    #[tokio::test]
+    async fn registering_a_dependency_index_root_as_a_project_names_the_crate() {
+        let (_dir, db) = open().await;
+        let a = db.register_project("/w/a", None).await.unwrap();
+        db.record_project_dependencies(a.id, &[record("foo", "1.0.0", Some("/reg/foo-1.0.0"))])
+            .await
+            .unwrap();
+        let id = db.pending_dependencies(None).await.unwrap()[0].crate_id;
+        db.dependency_index_project(id).await.unwrap();
+        let err = db
+            .register_project("/reg/foo-1.0.0", None)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/reg/foo-1.0.0 is indexed as the dependency crate foo 1.0.0"),
+            "{err}"
+        );
+        assert!(!err.contains("UNIQUE"), "{err}");
+        assert_eq!(db.projects().await.unwrap().len(), 1);
+        // Other directories still register.
+        db.register_project("/reg/bar-1.0.0", None).await.unwrap();
     }
 }

@@ -344,7 +344,8 @@ impl Db {
     }
 
     /// Registers `root` (canonical, absolute) or returns the existing registration. The
-    /// slug is the directory name, made unique with a numeric suffix.
+    /// slug is the directory name, made unique with a numeric suffix. Fails when `root`
+    /// already holds a dependency crate's shared index: one directory, one project row.
     pub async fn register_project(
         &self,
         root: &str,
@@ -352,6 +353,14 @@ impl Db {
     ) -> Result<ProjectRow> {
         if let Some(p) = self.projects().await?.into_iter().find(|p| p.root == root) {
             return Ok(p);
+        }
+        if let Some((name, version)) = self.dependency_rooted_at(root).await? {
+            anyhow::bail!(
+                "{root} is indexed as the dependency crate {name} {version} (cargo registry \
+                 sources), so it cannot be registered as a project; look it up through the \
+                 dependency tools (e.g. get_crate_outline, search_symbols with \
+                 scope_level \"dependencies\"), or copy the sources elsewhere to index them as a project"
+            );
         }
         let base = Path::new(root)
             .file_name()

@@ -281,15 +281,32 @@ pub async fn record_locked_crates(
     })
 }
 
-/// Indexes one crate's sources into its own index project and marks it complete (or
-/// records why it failed). An interrupted earlier run is picked up where it stopped:
-/// files already stored with the same content are not parsed again.
+/// Indexes one crate's sources into its own index project and marks it complete. An
+/// interrupted earlier run is picked up where it stopped: files already stored with the
+/// same content are not parsed again. A failure is returned as it is, recording nothing:
+/// the caller tries again (another writer held the database, see [`scryer_db::is_busy`])
+/// or gives up with [`record_failure`].
 pub async fn index_dependency(db: &Db, crate_: &PendingDependency) -> Result<IndexReport> {
-    let result = index_dependency_sources(db, crate_).await;
-    let error = result.as_ref().err().map(|e| format!("{e:#}"));
-    db.finish_dependency_index(crate_.crate_id, error.as_deref())
-        .await?;
-    result
+    let report = index_dependency_sources(db, crate_).await?;
+    db.finish_dependency_index(crate_.crate_id, None).await?;
+    Ok(report)
+}
+
+/// Stores why a crate's index run failed as its note, and takes it out of the pending
+/// crates until the next index run of a project that locks it.
+pub async fn record_failure(
+    db: &Db,
+    crate_: &PendingDependency,
+    error: &anyhow::Error,
+) -> Result<()> {
+    db.finish_dependency_index(crate_.crate_id, Some(&format!("{error:#}")))
+        .await
+        .with_context(|| {
+            format!(
+                "recording that indexing {} {} failed",
+                crate_.name, crate_.version
+            )
+        })
 }
 
 async fn index_dependency_sources(db: &Db, crate_: &PendingDependency) -> Result<IndexReport> {
@@ -324,7 +341,8 @@ pub struct DepsReport {
 }
 
 /// Records what the project locks, then indexes, one after the other, each of its
-/// crates whose sources were found and that no earlier run indexed.
+/// crates whose sources were found and that no earlier run indexed (failed ones too: this
+/// is an index run of the project). A crate that fails is recorded as failed.
 pub async fn index_locked_crates(
     db: &Db,
     project_id: i64,
@@ -337,6 +355,8 @@ pub async fn index_locked_crates(
         lock,
         ..DepsReport::default()
     };
+    db.retry_failed_dependencies(project_id, QUEUED_NOTE)
+        .await?;
     for crate_ in db.pending_dependencies(Some(project_id)).await? {
         let id = (crate_.name.clone(), crate_.version.clone());
         match index_dependency(db, &crate_).await {
@@ -345,7 +365,10 @@ pub async fn index_locked_crates(
                 report.symbols_written += r.symbols_written;
                 report.indexed.push(id);
             }
-            Err(e) => report.failed.push((id.0, id.1, format!("{e:#}"))),
+            Err(e) => {
+                record_failure(db, &crate_, &e).await?;
+                report.failed.push((id.0, id.1, format!("{e:#}")));
+            }
         }
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -648,20 +671,38 @@ version = "0.2.0"
             .unwrap();
         let pending = db.pending_dependencies(Some(p.id)).await.unwrap();
         assert_eq!(pending.len(), 1);
-        std::fs::remove_dir_all(&pending[0].source_root).unwrap();
-        let err = index_dependency(&db, &pending[0])
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("are gone; run `cargo fetch`"), "{err}");
+        let foo_src = PathBuf::from(&pending[0].source_root);
+        let kept = dir.path().join("kept");
+        std::fs::rename(&foo_src, &kept).unwrap();
+        let err = index_dependency(&db, &pending[0]).await.unwrap_err();
+        assert!(
+            err.to_string().contains("are gone; run `cargo fetch`"),
+            "{err}"
+        );
+        // Nothing recorded yet: the caller decides whether to try again.
+        assert_eq!(db.pending_dependencies(Some(p.id)).await.unwrap().len(), 1);
+        record_failure(&db, &pending[0], &err).await.unwrap();
         let foo = &db.dependency_indexes(p.id).await.unwrap()[1];
         assert_eq!(foo.index_project_id, None);
+        let note = foo.note.as_deref().unwrap();
         assert!(
-            foo.note
-                .as_deref()
-                .unwrap()
-                .starts_with("indexing failed: its sources")
+            note.starts_with("indexing failed: its sources") && note.contains("index_workspace"),
+            "{note}"
         );
+        assert!(db.pending_dependencies(None).await.unwrap().is_empty());
+
+        // Back in place: the project's next run retries the failed crate.
+        std::fs::rename(&kept, &foo_src).unwrap();
+        let report = index_locked_crates(&db, p.id, &one, Some(&home))
+            .await
+            .unwrap();
+        assert_eq!(
+            report.indexed,
+            vec![("foo".to_string(), "1.2.3".to_string())]
+        );
+        let foo = &db.dependency_indexes(p.id).await.unwrap()[1];
+        assert!(foo.index_project_id.is_some());
+        assert_eq!(foo.note, None);
     }
 
     /// Measures indexing a real project's locked crates from the real cargo home, into a

@@ -7,7 +7,9 @@
 //! ~800 files) never delays the project the user asked for. Calls to the
 //! `dependencies` interface re-check the project's `Cargo.lock` ([`ensure_current`]),
 //! so a `cargo update`, a `cargo fetch` or an index built before this existed is
-//! picked up without a re-index.
+//! picked up without a re-index. A crate whose run fails is stored as failed, with why
+//! (no worker tries it again and again); the next index run of a project that locks it
+//! retries it. Work left pending by a stopped server resumes at start ([`resume`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -21,7 +23,7 @@ use scryer_engine::deps;
 use crate::projects::ProjectManager;
 
 /// How long a call trusts the last look at a project's `Cargo.lock`.
-const RECHECK: Duration = Duration::from_secs(2);
+pub(crate) const RECHECK: Duration = Duration::from_secs(2);
 /// How long the worker waits for a user index run before going on regardless.
 const YIELD_LIMIT: Duration = Duration::from_secs(600);
 /// A crate whose run failed because another writer held the database is tried this many
@@ -36,8 +38,6 @@ struct State {
     /// Databases with a worker running, and whether more work arrived meanwhile.
     workers: HashMap<PathBuf, (u64, bool)>,
     next_worker: u64,
-    /// Crates whose index run failed in this process: not retried until a restart.
-    failed: HashSet<(PathBuf, i64)>,
     /// The last `Cargo.lock` fingerprint recorded per project, and when it was checked.
     seen: HashMap<(PathBuf, i64), (String, Instant)>,
 }
@@ -71,16 +71,60 @@ fn fingerprint(project_root: &Path) -> String {
     }
 }
 
-/// Called when a project's index run finished: records what it locks and indexes the
-/// new crates, in the background. Returns at once.
+/// Called when a project's index run finished: makes its failed crates pending again,
+/// records what it locks and indexes the new crates, in the background. Returns at once.
 pub(crate) fn index_locked_crates(projects: &Arc<ProjectManager>, project: &ProjectRow) {
+    index_locked_crates_with(projects, project, deps::default_cargo_home());
+}
+
+/// [`index_locked_crates`] with the cargo home given (tests never read the real one).
+fn index_locked_crates_with(
+    projects: &Arc<ProjectManager>,
+    project: &ProjectRow,
+    cargo_home: Option<PathBuf>,
+) -> tokio::task::JoinHandle<()> {
     let projects = projects.clone();
     let (id, root) = (project.id, PathBuf::from(&project.root));
     tokio::spawn(async move {
-        match record(&projects, id, &root, deps::default_cargo_home()).await {
-            Ok(()) => kick(&projects),
+        match projects
+            .db()
+            .retry_failed_dependencies(id, deps::QUEUED_NOTE)
+            .await
+        {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                project = id,
+                crates = n,
+                "retrying failed dependency crates"
+            ),
             Err(e) => {
-                tracing::warn!(project = id, error = %format!("{e:#}"), "reading Cargo.lock failed")
+                tracing::warn!(project = id, error = %format!("{e:#}"), "retrying failed dependency crates failed")
+            }
+        }
+        if let Err(e) = record(&projects, id, &root, cargo_home).await {
+            tracing::warn!(project = id, error = %format!("{e:#}"), "reading Cargo.lock failed");
+        }
+        // Crates retried above are pending even when the lockfile could not be read.
+        kick(&projects);
+    })
+}
+
+/// At server start: indexes the crates a stopped server left pending (an interrupted
+/// run, crates recorded but not reached), in the background. Returns at once.
+pub(crate) fn resume(projects: &Arc<ProjectManager>) {
+    let projects = projects.clone();
+    tokio::spawn(async move {
+        match projects.db().pending_dependencies(None).await {
+            Ok(pending) if pending.is_empty() => {}
+            Ok(pending) => {
+                tracing::info!(
+                    crates = pending.len(),
+                    "resuming pending dependency indexing"
+                );
+                kick(&projects);
+            }
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "reading pending dependency crates failed")
             }
         }
     });
@@ -130,14 +174,13 @@ async fn ensure_current_with(
             record(projects, project_id, project_root, cargo_home).await?;
         }
     }
-    let pending = projects.db().pending_dependencies(Some(project_id)).await?;
-    let db_path = &key.0;
-    let waiting = with_state(|s| {
-        pending
-            .iter()
-            .any(|p| !s.failed.contains(&(db_path.clone(), p.crate_id)))
-    });
-    if waiting {
+    // Failed crates are not pending: they wait for an index run of the project.
+    if !projects
+        .db()
+        .pending_dependencies(Some(project_id))
+        .await?
+        .is_empty()
+    {
         kick(projects);
     }
     Ok(())
@@ -211,7 +254,7 @@ fn kick(projects: &Arc<ProjectManager>) {
             token,
         };
         loop {
-            if let Err(e) = drain(&projects, &db).await {
+            if let Err(e) = drain(&projects).await {
                 tracing::warn!(error = %format!("{e:#}"), "indexing dependency crates stopped");
             }
             let again = with_state(|s| match s.workers.get_mut(&db) {
@@ -228,19 +271,21 @@ fn kick(projects: &Arc<ProjectManager>) {
     });
 }
 
-/// Indexes pending crates one at a time until none is left (failed ones are skipped).
-/// A crate that failed only because another writer held the database is tried again.
-async fn drain(projects: &Arc<ProjectManager>, db_path: &Path) -> Result<()> {
+/// Indexes pending crates one at a time until none is left. A crate that failed only
+/// because another writer held the database is tried again a few times; then, or on any
+/// other failure, it is stored as failed (and so no longer pending).
+async fn drain(projects: &Arc<ProjectManager>) -> Result<()> {
     let db = projects.db();
     let mut busy: HashMap<i64, u32> = HashMap::new();
+    // Failed crates whose failure could not be stored: skipped for the rest of this
+    // round, so the round ends; the next kick tries them again.
+    let mut unrecorded: HashSet<i64> = HashSet::new();
     loop {
         let pending = db.pending_dependencies(None).await?;
-        let next = with_state(|s| {
-            pending
-                .into_iter()
-                .find(|p| !s.failed.contains(&(db_path.to_path_buf(), p.crate_id)))
-        });
-        let Some(crate_) = next else {
+        let Some(crate_) = pending
+            .into_iter()
+            .find(|p| !unrecorded.contains(&p.crate_id))
+        else {
             return Ok(());
         };
         yield_to_user_runs(projects).await?;
@@ -269,7 +314,10 @@ async fn drain(projects: &Arc<ProjectManager>, db_path: &Path) -> Result<()> {
                     error = %format!("{e:#}"),
                     "indexing a dependency crate failed"
                 );
-                with_state(|s| s.failed.insert((db_path.to_path_buf(), crate_.crate_id)));
+                if let Err(store) = deps::record_failure(db, &crate_, &e).await {
+                    tracing::warn!(error = %format!("{store:#}"), "the failure was not stored");
+                    unrecorded.insert(crate_.crate_id);
+                }
             }
         }
     }
@@ -369,6 +417,103 @@ mod tests {
         assert_eq!(names, vec![("bar", true), ("foo", true)]);
         // The crates' index rows are not user projects.
         assert_eq!(projects.db().projects().await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_failed_crate_says_so_and_the_next_index_run_of_the_project_retries_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, root) = fixture(dir.path());
+        let db = scryer_db::Db::open(&dir.path().join("index.db"))
+            .await
+            .unwrap();
+        let projects = ProjectManager::new(db);
+        let p = projects.register(&root).await.unwrap();
+        let foo_src = home.join("registry/src/index.crates.io-0/foo-1.2.3");
+        // Recorded with its sources found, which then go away before the worker runs.
+        deps::record_locked_crates(projects.db(), p.id, &root, Some(&home))
+            .await
+            .unwrap();
+        let kept = dir.path().join("kept");
+        std::fs::rename(&foo_src, &kept).unwrap();
+        kick(&projects);
+        settled(&projects).await;
+        let foo = &projects.db().dependency_indexes(p.id).await.unwrap()[0];
+        assert_eq!(foo.index_project_id, None);
+        let note = foo.note.clone().unwrap();
+        assert!(
+            note.starts_with("indexing failed: its sources")
+                && note.contains("next index_workspace"),
+            "{note}"
+        );
+
+        // The sources are back. A re-check of the lockfile keeps saying it failed (not
+        // "being indexed"), and does not retry it.
+        std::fs::rename(&kept, &foo_src).unwrap();
+        let key = (projects.db().path().to_path_buf(), p.id);
+        with_state(|s| s.seen.remove(&key));
+        ensure_current_with(&projects, p.id, &root, Some(home.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            projects.db().dependency_indexes(p.id).await.unwrap()[0]
+                .note
+                .as_deref(),
+            Some(note.as_str())
+        );
+        assert!(
+            projects
+                .db()
+                .pending_dependencies(None)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+
+        // The project is indexed again: foo is retried.
+        index_locked_crates_with(&projects, &p, Some(home))
+            .await
+            .unwrap();
+        settled(&projects).await;
+        let foo = &projects.db().dependency_indexes(p.id).await.unwrap()[0];
+        assert!(foo.index_project_id.is_some(), "{foo:?}");
+        assert_eq!(foo.note, None);
+    }
+
+    #[tokio::test]
+    async fn a_server_start_resumes_pending_crates() {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, root) = fixture(dir.path());
+        let db_path = dir.path().join("index.db");
+        {
+            // A server stopped after recording what the project locks, before indexing it.
+            let db = scryer_db::Db::open(&db_path).await.unwrap();
+            let p = db
+                .register_project(&root.to_string_lossy(), None)
+                .await
+                .unwrap();
+            // Its own run finished: the start resumes no project run, whose end would
+            // record the lockfile again from the real cargo home.
+            db.finish_index_run(p.id, 1, None).await.unwrap();
+            deps::record_locked_crates(&db, p.id, &root, Some(&home))
+                .await
+                .unwrap();
+            assert_eq!(db.pending_dependencies(None).await.unwrap().len(), 1);
+        }
+        let server = crate::Server::start(crate::ServerConfig {
+            db_path,
+            compile_cache: None,
+            limits: scryer_runtime::Limits::default(),
+            plugins: vec![],
+            first_query_wait: Duration::from_secs(5),
+            watch_files: false,
+        })
+        .await
+        .unwrap();
+        let projects = &server.core.projects;
+        settled(projects).await;
+        let p = &projects.db().projects().await.unwrap()[0];
+        let foo = &projects.db().dependency_indexes(p.id).await.unwrap()[0];
+        assert!(foo.index_project_id.is_some(), "{foo:?}");
     }
 
     #[test]

@@ -212,6 +212,7 @@ impl Server {
         }
         let registry = Registry::new(plugins).map_err(anyhow::Error::msg)?;
         core.projects.resume_interrupted().await?;
+        crate::deps::resume(&core.projects);
         if let Some(w) = &core.watcher {
             for p in core.projects.db().projects().await? {
                 if Path::new(&p.root).is_dir() {

@@ -718,6 +718,61 @@ mod tests {
             .unwrap();
             assert_eq!(names(&cached), ["decode_frame"]);
         }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_dependency_search_reads_the_lockfile_first_and_again_when_it_changed() {
+            let dir = tempfile::tempdir().unwrap();
+            let server = Server::start(ServerConfig {
+                db_path: dir.path().join("index.db"),
+                compile_cache: None,
+                limits: Limits::default(),
+                plugins: vec![],
+                first_query_wait: Duration::from_secs(5),
+                watch_files: false,
+            })
+            .await
+            .unwrap();
+            let host = server.host_services();
+            let root = dir.path().join("app");
+            std::fs::create_dir_all(&root).unwrap();
+            // Names a crate no cargo registry holds: recorded as missing, never indexed.
+            std::fs::write(
+                root.join("Cargo.lock"),
+                "version = 4\n\n[[package]]\nname = \"scryer-test-absent\"\nversion = \"0.0.1\"\n\
+                 source = \"registry+https://github.com/rust-lang/crates.io-index\"\n",
+            )
+            .unwrap();
+            let db = server.core.projects.db().clone();
+            let app = db
+                .register_project(&root.to_string_lossy(), None)
+                .await
+                .unwrap();
+            assert!(db.dependency_indexes(app.id).await.unwrap().is_empty());
+
+            let page = search(&host, &scope(&app), "x", SearchScope::Dependencies, None)
+                .await
+                .unwrap();
+            assert_eq!(page.total, 0);
+            let locked = db.dependency_indexes(app.id).await.unwrap();
+            let names: Vec<&str> = locked.iter().map(|d| d.crate_name.as_str()).collect();
+            assert_eq!(names, ["scryer-test-absent"]);
+
+            // `cargo update` swaps the crate: once the last look is old enough, the next
+            // search sees the new lockfile.
+            std::fs::write(
+                root.join("Cargo.lock"),
+                "version = 4\n\n[[package]]\nname = \"scryer-test-other\"\nversion = \"0.0.2\"\n\
+                 source = \"registry+https://github.com/rust-lang/crates.io-index\"\n",
+            )
+            .unwrap();
+            tokio::time::sleep(crate::deps::RECHECK).await;
+            search(&host, &scope(&app), "x", SearchScope::Dependencies, None)
+                .await
+                .unwrap();
+            let locked = db.dependency_indexes(app.id).await.unwrap();
+            let names: Vec<&str> = locked.iter().map(|d| d.crate_name.as_str()).collect();
+            assert_eq!(names, ["scryer-test-other"]);
+        }
     }
 
     /// The first dependency search (one index per locked crate) and later ones, over a
