@@ -557,23 +557,10 @@ impl Db {
         }
     }
 
-    /// Every definition in one index project, by file then line (paths relative to its root).
+    /// Every definition in one index project (a dependency crate's), by file then line:
+    /// [`Db::all_symbols`] under the name the dependency code reads it by.
     pub async fn index_project_symbols(&self, index_project_id: i64) -> Result<Vec<SymbolRow>> {
-        let conn = self.connect()?;
-        let mut rows = conn
-            .query(
-                format!(
-                    "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
-                     WHERE s.project_id = ?1 ORDER BY f.path, s.start_line, s.end_line DESC"
-                ),
-                (index_project_id,),
-            )
-            .await?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().await? {
-            out.push(symbol_from(&row)?);
-        }
-        Ok(out)
+        self.all_symbols(index_project_id).await
     }
 
     /// How many definitions each of `index_project_ids` holds (ids without any are left
@@ -800,7 +787,7 @@ mod tests {
                 .is_none()
         );
 
-        let syms = db.index_project_symbols(index.id).await.unwrap();
+        let syms = db.all_symbols(index.id).await.unwrap();
         assert_eq!(syms.len(), 1);
         assert_eq!(syms[0].file_path, "src/lib.rs");
         let counts = db.symbol_counts(&[a.id, index.id]).await.unwrap();

@@ -21,8 +21,9 @@ pub struct SearchRow {
 const IDS_PER_QUERY: usize = 500;
 
 impl Db {
-    /// Every definition of a project, by file then line. Empty for an unknown or
-    /// unindexed project.
+    /// Every definition of an index project (a user's project or a dependency crate's),
+    /// by file then line, paths relative to its root. Empty for an unknown or unindexed
+    /// project.
     pub async fn all_symbols(&self, project_id: i64) -> Result<Vec<SymbolRow>> {
         let conn = self.connect()?;
         let mut rows = conn

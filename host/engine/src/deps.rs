@@ -596,7 +596,7 @@ version = "0.2.0"
             Some(&*foo_root.to_string_lossy())
         );
         let index_id = foo.index_project_id.expect("foo is indexed");
-        let syms = db.index_project_symbols(index_id).await.unwrap();
+        let syms = db.all_symbols(index_id).await.unwrap();
         let names: Vec<&str> = syms.iter().map(|s| s.name.as_str()).collect();
         assert!(
             names.contains(&"add_one") && names.contains(&"Widget"),
@@ -796,7 +796,7 @@ version = "0.2.0"
             .and_then(|d| d.index_project_id)
         {
             let t = Instant::now();
-            let all = db.index_project_symbols(id).await.unwrap();
+            let all = db.all_symbols(id).await.unwrap();
             println!(
                 "every symbol of tokio: {} in {} ms",
                 all.len(),

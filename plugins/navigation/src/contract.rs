@@ -12,6 +12,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use scryer_plugin_sdk::args::Args;
+use scryer_plugin_sdk::attribution::file_matches;
 use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::host::{Ctx, Edge, Host, Site, Sym};
 use scryer_plugin_sdk::resolve::{self, Attribution};
@@ -201,7 +202,7 @@ pub fn get_type_contract(
         match &q.file_path {
             Some(fp) => v
                 .into_iter()
-                .filter(|f| lookup::file_matches(&f.sym.file_path, fp))
+                .filter(|f| file_matches(&f.sym.file_path, fp))
                 .collect(),
             None => v,
         }

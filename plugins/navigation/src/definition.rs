@@ -6,6 +6,7 @@
 //! says why in `notice`.
 
 use scryer_plugin_sdk::args::Args;
+use scryer_plugin_sdk::attribution::file_matches;
 use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::host::{Ctx, Host};
 use scryer_plugin_sdk::{ToolResult, to_compact_json};
@@ -31,7 +32,7 @@ pub fn resolve_definition(
         Some(fp) => ws
             .workspace
             .iter()
-            .filter(|f| lookup::file_matches(&f.sym.file_path, fp))
+            .filter(|f| file_matches(&f.sym.file_path, fp))
             .cloned()
             .collect(),
         None => ws.workspace.clone(),
@@ -61,7 +62,7 @@ pub fn resolve_definition(
             Some(fp) => deps
                 .found
                 .into_iter()
-                .filter(|f| lookup::file_matches(&f.sym.file_path, fp))
+                .filter(|f| file_matches(&f.sym.file_path, fp))
                 .collect(),
             None => deps.found,
         };

@@ -9,6 +9,7 @@
 //! non-test code, then items over modules and fields, then shorter paths.
 
 use scryer_plugin_sdk::args::{Args, check_text};
+use scryer_plugin_sdk::attribution;
 use scryer_plugin_sdk::host::{DepSym, Host, Sym};
 use scryer_plugin_sdk::{ToolError, ToolResult};
 use serde_json::{Value, json};
@@ -50,48 +51,10 @@ impl SymbolQuery {
     }
 }
 
-/// Removes generic arguments (`Vec<T>::new` → `Vec::new`), which no qualified name holds.
-fn strip_generics(s: &str) -> String {
-    let mut depth = 0usize;
-    s.chars()
-        .filter(|c| match c {
-            '<' => {
-                depth += 1;
-                false
-            }
-            '>' => {
-                depth = depth.saturating_sub(1);
-                false
-            }
-            _ => depth == 0,
-        })
-        .collect()
-}
-
 pub fn parse_symbol(args: &Args, what: &str) -> ToolResult<SymbolQuery> {
     let text = args.required_str("symbol", what)?;
-    check_text("symbol", &text, 512)?;
-    let accepted = "accepted: `name`, `Type::name`, `crate::path::name` or `a.b.name`";
-    let cleaned = strip_generics(&text);
-    let cleaned = cleaned.trim().trim_end_matches("()").replace('.', "::");
-    let mut segments: Vec<String> = cleaned
-        .split("::")
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    let Some(name) = segments.pop() else {
-        return Err(ToolError::invalid(format!(
-            "`symbol` {text:?} holds no name; {accepted}"
-        )));
-    };
-    if !name
-        .chars()
-        .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-    {
-        return Err(ToolError::invalid(format!(
-            "`symbol` {text:?}: `{name}` is not an identifier; {accepted}"
-        )));
-    }
+    let written = attribution::parse_written_symbol("symbol", &text)?;
+    let mut segments = written.qualifier;
     let mut crate_relative = false;
     while let Some(first) = segments.first() {
         if matches!(first.as_str(), "crate" | "self" | "super" | "Self") {
@@ -106,8 +69,8 @@ pub fn parse_symbol(args: &Args, what: &str) -> ToolResult<SymbolQuery> {
         check_text("file_path", fp, 4096)?;
     }
     Ok(SymbolQuery {
-        text,
-        name,
+        text: written.text,
+        name: written.name,
         qualifier: segments,
         crate_relative,
         file_path,
@@ -212,13 +175,6 @@ pub fn rank_key(d: &Sym, m: Match) -> (Match, bool, bool, u8, bool, usize, Strin
         d.file_path.clone(),
         d.start_line,
     )
-}
-
-/// Does a definition's file answer to a written `file_path` (relative, absolute, or a
-/// suffix of either)?
-pub fn file_matches(def_file: &str, written: &str) -> bool {
-    let w = written.trim_start_matches("./");
-    def_file == w || w.ends_with(&format!("/{def_file}")) || def_file.ends_with(&format!("/{w}"))
 }
 
 /// A definition found for a query: in the workspace, or in a dependency crate.
@@ -569,9 +525,5 @@ mod tests {
         let mut method = def("k::util::MatchError::gave_up", Some("MatchError"));
         method.signature = "pub fn gave_up(offset: usize) -> MatchError".into();
         assert!(rank_key(&free, Match::Name) < rank_key(&method, Match::Name));
-        assert!(file_matches("src/a.rs", "/home/x/proj/src/a.rs"));
-        assert!(file_matches("src/a.rs", "a.rs"));
-        assert!(!file_matches("src/ba.rs", "a.rs"));
-        assert!(!file_matches("src/a.rs", "src/b.rs"));
     }
 }

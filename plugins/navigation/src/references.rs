@@ -10,12 +10,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use scryer_plugin_sdk::args::{Args, check_text};
+use scryer_plugin_sdk::attribution::{NameIndex, SymbolQuery, Tie, parse_symbol};
 use scryer_plugin_sdk::budget::fit_prefix;
-use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
+use scryer_plugin_sdk::{ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
 use scryer_plugin_sdk::host::{Ctx, Format, Host, Site, Sym};
-use scryer_plugin_sdk::resolve::{self, Attribution, Scope, Strength};
+use scryer_plugin_sdk::resolve::Attribution;
 
 pub const VIEWS: [&str; 3] = ["callers", "files", "sites"];
 const DEFAULT_LIMIT: i64 = 100;
@@ -31,10 +32,7 @@ enum View {
 }
 
 struct Query {
-    text: String,
-    name: String,
-    /// Path segments before the name (`["Runtime"]` for `Runtime::spawn`).
-    qualifier: Vec<String>,
+    symbol: SymbolQuery,
     file_path: Option<String>,
     view: View,
     offset: usize,
@@ -46,23 +44,7 @@ fn parse_query(args: &Args) -> ToolResult<Query> {
         "symbol",
         "the symbol to find usages of: a name (`spawn`), `Type::method`, or a qualified path",
     )?;
-    check_text("symbol", &text, 512)?;
-    let normalized = text.replace('.', "::");
-    let mut segments: Vec<String> = normalized
-        .split("::")
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    let Some(name) = segments.pop() else {
-        return Err(ToolError::invalid(format!(
-            "`symbol` {text:?} holds no name; accepted: `name`, `Type::name` or `crate::path::name`"
-        )));
-    };
-    if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        return Err(ToolError::invalid(format!(
-            "`symbol` {text:?}: `{name}` is not an identifier; accepted: `name`, `Type::name` or `crate::path::name`"
-        )));
-    }
+    let symbol = parse_symbol("symbol", &text)?;
     let view = match args.opt_choice(
         "view",
         &VIEWS,
@@ -79,112 +61,12 @@ fn parse_query(args: &Args) -> ToolResult<Query> {
         check_text("file_path", fp, 4096)?;
     }
     Ok(Query {
-        text,
-        name,
-        qualifier: segments,
+        symbol,
         file_path,
         view,
         offset,
         limit,
     })
-}
-
-/// Does `def` answer to the query's qualifier and file?
-fn matches_query(def: &Sym, q: &Query) -> bool {
-    if let Some(fp) = &q.file_path {
-        let fp = fp.trim_start_matches("./");
-        if !(def.file_path == fp
-            || fp.ends_with(&format!("/{}", def.file_path))
-            || def.file_path.ends_with(fp))
-        {
-            return false;
-        }
-    }
-    if q.qualifier.is_empty() {
-        return true;
-    }
-    let wanted = format!("{}::{}", q.qualifier.join("::"), q.name);
-    if def.qualified_name == wanted || def.qualified_name.ends_with(&format!("::{wanted}")) {
-        return true;
-    }
-    // `crate::a::b` written by the agent against a crate-named qualified name.
-    if q.qualifier.first().map(String::as_str) == Some("crate") {
-        let rest = format!("{}::{}", q.qualifier[1..].join("::"), q.name);
-        let rest = rest.trim_start_matches("::");
-        return def.qualified_name.ends_with(&format!("::{rest}"));
-    }
-    q.qualifier.len() == 1 && def.owner.as_deref() == Some(q.qualifier[0].as_str())
-}
-
-/// What attribution needs to know beyond the sites: imports of the name and of
-/// same-named owners, and which owners are traits.
-fn build_scope(
-    host: &(impl Host + ?Sized),
-    defs: &[Sym],
-    candidates: &[usize],
-    sites: &[Site],
-) -> ToolResult<Scope> {
-    let mut scope = Scope {
-        name_imports: resolve::imports_by_file(sites),
-        ..Scope::default()
-    };
-    let mut owner_count: BTreeMap<&str, usize> = BTreeMap::new();
-    for d in defs {
-        if let Some(o) = d.owner.as_deref() {
-            *owner_count.entry(o).or_default() += 1;
-        }
-    }
-    // The owners of the definitions asked about come first: a common name (`new`) has
-    // many owners, and only a few are worth a look-up.
-    let mut owners: Vec<&str> = candidates
-        .iter()
-        .filter_map(|&c| defs[c].owner.as_deref())
-        .collect();
-    owners.extend(owner_count.keys().copied());
-    owners.dedup();
-    let mut seen = std::collections::HashSet::new();
-    owners.retain(|o| seen.insert(*o));
-    // Owners shared by several definitions (types of one name in different modules):
-    // what each file imports under that name tells them apart.
-    for owner in owners
-        .iter()
-        .filter(|o| owner_count.get(*o).copied().unwrap_or(0) > 1)
-        .take(4)
-    {
-        let owner_sites = host.references_to_name(owner, false)?;
-        scope
-            .owner_imports
-            .insert(owner.to_string(), resolve::imports_by_file(&owner_sites));
-    }
-    for owner in owners.iter().take(8) {
-        if host
-            .symbols_by_name(owner)?
-            .iter()
-            .any(|d| d.kind == "trait")
-        {
-            scope.trait_owners.insert(owner.to_string());
-        }
-    }
-    Ok(scope)
-}
-
-/// snake_case names an accessor for `owner` may have: every word suffix of it
-/// (`RuntimeMetrics` → `runtime_metrics`, `metrics`), at most three.
-fn accessor_names(owner: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for ch in owner.chars() {
-        if ch.is_uppercase() || words.is_empty() {
-            words.push(String::new());
-        }
-        if let Some(w) = words.last_mut() {
-            w.extend(ch.to_lowercase());
-        }
-    }
-    (0..words.len())
-        .rev()
-        .take(3)
-        .map(|i| words[i..].join("_"))
-        .collect()
 }
 
 pub fn find_references(
@@ -193,58 +75,41 @@ pub fn find_references(
     ctx: &Ctx,
 ) -> ToolResult<String> {
     let q = parse_query(arguments)?;
-    let defs_all: Vec<Sym> = host
-        .symbols_by_name(&q.name)?
-        .into_iter()
-        .filter(|d| d.kind != "module")
-        .collect();
-    // Definitions sharing one qualified name (cfg variants, several `impl TryFrom<_>`
-    // for one type) are one symbol to the agent: keep the first, note the others.
-    let mut seen = std::collections::HashSet::new();
-    let defs_all: Vec<Sym> = defs_all
-        .into_iter()
-        .filter(|d| seen.insert(d.qualified_name.clone()))
-        .collect();
-    let candidates: Vec<usize> = (0..defs_all.len())
-        .filter(|&i| matches_query(&defs_all[i], &q))
-        .collect();
-    let with_text = q.view != View::Files;
-    let sites = host.references_to_name(&q.name, with_text)?;
+    // Definitions (one per qualified name, no modules), the name's usages, and what
+    // attribution needs around the definitions the query names.
+    let (names, candidates) =
+        NameIndex::load_selecting(host, &q.symbol.name, q.view != View::Files, |defs| {
+            q.symbol.select(defs, q.file_path.as_deref())
+        })?;
+    let (defs_all, sites) = (&names.defs, &names.sites);
     let facts = host.index_facts()?;
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
 
-    // Tie every site to a definition where what is written around it allows.
-    let scope = build_scope(host, &defs_all, &candidates, &sites)?;
-    let attributed: Vec<Attribution> = sites
-        .iter()
-        .map(|s| resolve::attribute(s, &defs_all, &scope))
-        .collect();
-
     if candidates.is_empty() {
         if !defs_all.is_empty() {
-            let names: Vec<Value> = defs_all.iter().take(10).map(def_json).collect();
+            let listed: Vec<Value> = defs_all.iter().take(10).map(def_json).collect();
             let body = json!({
-                "symbol": q.text,
+                "symbol": q.symbol.text,
                 "total_sites": 0,
-                "candidates": names,
+                "candidates": listed,
                 "notes": [format!(
                     "no definition matches `{}`{}; {} definition(s) are named `{}` (listed): call again with one of their qualified names",
-                    q.text,
+                    q.symbol.text,
                     q.file_path.as_ref().map(|f| format!(" in {f}")).unwrap_or_default(),
                     defs_all.len(),
-                    q.name
+                    q.symbol.name
                 )],
             });
             return Ok(render_plain(&body, ctx));
         }
         if sites.is_empty() {
             let body = json!({
-                "symbol": q.text,
+                "symbol": q.symbol.text,
                 "total_sites": 0,
                 "complete": false,
                 "notes": [format!(
                     "unknown name: no symbol or usage named `{}` is indexed in {project} ({} files); check the spelling, or run index_workspace if the code is new",
-                    q.name, facts.files
+                    q.symbol.name, facts.files
                 )],
             });
             return Ok(render_plain(&body, ctx));
@@ -261,72 +126,20 @@ pub fn find_references(
             &facts,
             vec![format!(
                 "`{}` has no definition in {project}: it likely comes from a dependency or std; these {} usages match by name only",
-                q.name,
+                q.symbol.name,
                 sites.len()
             )],
         );
     }
 
-    if candidates.len() == 1 {
-        let c = candidates[0];
-        // A member used on a receiver of unknown type, in a file that never names the
-        // member's owner, is most likely another type's member of the same name.
-        // Naming it includes reaching it through an accessor named after it
-        // (`.registration()` for `Registration`, `.metrics()` for `RuntimeMetrics`).
-        let owner_files: Option<std::collections::HashSet<String>> =
-            match defs_all[c].owner.as_deref() {
-                Some(owner) if matches!(defs_all[c].kind.as_str(), "method" | "field") => {
-                    let mut files: std::collections::HashSet<String> =
-                        std::iter::once(defs_all[c].file_path.clone()).collect();
-                    for name in std::iter::once(owner.to_string()).chain(accessor_names(owner)) {
-                        files.extend(
-                            host.references_to_name(&name, false)?
-                                .into_iter()
-                                .map(|s| s.file_path),
-                        );
-                    }
-                    Some(files)
-                }
-                _ => None,
-            };
-        // For a trait's item, the items implementing it (`impl Trait for T { fn f }`, known
-        // by their `implements` use) are the same operation: their uses count.
-        let implementations: Vec<usize> = match defs_all[c].owner.as_deref() {
-            Some(owner) if scope.trait_owners.contains(owner) => sites
-                .iter()
-                .filter(|s| s.kind == "implements" && s.qualifier.as_deref() == Some(owner))
-                .filter_map(|s| {
-                    defs_all
-                        .iter()
-                        .position(|d| d.qualified_name == s.enclosing_symbol)
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        let mut group: Vec<(&Site, bool)> = Vec::new();
-        let mut unrelated = 0;
-        for (site, a) in sites.iter().zip(&attributed) {
-            let by_name = match a {
-                Attribution::Resolved(i, strength) if *i == c => *strength == Strength::NameOnly,
-                Attribution::Resolved(i, strength) if implementations.contains(i) => {
-                    *strength == Strength::NameOnly
-                }
-                Attribution::Open(set) if set.contains(&c) => true,
-                _ => continue,
-            };
-            let blind_member = by_name
-                && site.qualifier.is_none()
-                && matches!(site.kind.as_str(), "method_call" | "field");
-            if blind_member
-                && owner_files
-                    .as_ref()
-                    .is_some_and(|f| !f.contains(&site.file_path))
-            {
-                unrelated += 1;
-                continue;
-            }
-            group.push((site, by_name));
-        }
+    if let [c] = candidates[..] {
+        let usages = names.usages_of(host, c, sites)?;
+        // (site, tied by name only): an open tie is one nothing written decides either.
+        let group: Vec<(&Site, bool)> = usages
+            .tied
+            .iter()
+            .map(|&(k, tie)| (&sites[k], tie != Tie::Exact))
+            .collect();
         let name_matched = group.iter().filter(|(_, by_name)| *by_name).count();
         let mut notes = Vec::new();
         if name_matched > 0 {
@@ -334,9 +147,10 @@ pub fn find_references(
                 "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it)"
             ));
         }
-        if unrelated > 0 {
+        if !usages.unrelated.is_empty() {
             notes.push(format!(
-                "{unrelated} more `.{}` use(s) on receivers of unknown type sit in files that never name `{}`: left out as most likely other types' members",
+                "{} more `.{}` use(s) on receivers of unknown type sit in files that never name `{}`: left out as most likely other types' members",
+                usages.unrelated.len(),
                 defs_all[c].name,
                 defs_all[c].owner.as_deref().unwrap_or("")
             ));
@@ -353,7 +167,8 @@ pub fn find_references(
         );
     }
 
-    render_ambiguous(host, &q, ctx, &defs_all, &candidates, &sites, &attributed)
+    let attributed: Vec<Attribution> = sites.iter().map(|s| names.attribute(s)).collect();
+    render_ambiguous(host, &q, ctx, defs_all, &candidates, sites, &attributed)
 }
 
 fn def_json(d: &Sym) -> Value {
@@ -521,7 +336,7 @@ fn render_group(
         match ctx.format {
             Format::Json => {
                 let mut body = json!({
-                    "symbol": q.text,
+                    "symbol": q.symbol.text,
                     "definition": def.map(def_json),
                     "view": view,
                     "total_sites": ordered.len(),
@@ -537,7 +352,7 @@ fn render_group(
                     body["next_offset"] = json!(offset + k);
                     body["see_also"] = json!(format!(
                         "find_references(symbol: {:?}, view: {view:?}, offset: {}) for the next page; view: \"files\" or \"callers\" for a summary",
-                        q.text,
+                        q.symbol.text,
                         offset + k
                     ));
                 }
@@ -551,7 +366,7 @@ fn render_group(
             Format::Text => {
                 let mut out = format!(
                     "find_references {}: {} sites in {} files ({} callers) | {}-{} of {} {view} | {} | index: {} files, {} parse failures{}",
-                    q.text,
+                    q.symbol.text,
                     ordered.len(),
                     files.len(),
                     callers.len(),
@@ -631,7 +446,7 @@ fn render_ambiguous(
         .count();
     let render = |per_group: usize| {
         let body = json!({
-            "symbol": q.text,
+            "symbol": q.symbol.text,
             "ambiguous": true,
             "candidate_count": candidates.len(),
             "definitions": groups.iter().map(|(c, g)| json!({
@@ -644,7 +459,7 @@ fn render_ambiguous(
             "see_also": "find_references(symbol: \"<one qualified_name above>\") for every usage of one definition, with paging",
             "notes": [format!(
                 "`{}` names {} definitions; usages are grouped by what is written at each site (path, receiver type, imports). {unattributed} usage(s) could belong to several of them and appear when you ask for one definition",
-                q.text,
+                q.symbol.text,
                 candidates.len()
             )],
         });
@@ -701,6 +516,105 @@ fn render_plain(body: &Value, ctx: &Ctx) -> String {
                 out.push_str(&format!("\nnote: {}", n.as_str().unwrap_or("")));
             }
             out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_host::{MemHost, demo, sym};
+
+    fn call(h: &MemHost, args: Value) -> Value {
+        let ctx = Ctx {
+            project: Some("demo".into()),
+            ..Ctx::default()
+        };
+        let out = find_references(h, &Args::from_value(args).unwrap(), &ctx).unwrap();
+        serde_json::from_str(&out).unwrap()
+    }
+
+    #[test]
+    fn a_file_path_narrows_on_whole_path_components() {
+        let h = demo();
+        let v = call(&h, json!({"symbol": "describe", "file_path": "util.rs"}));
+        assert_eq!(v["definition"]["qualified_name"], "demo::util::describe");
+        let v = call(&h, json!({"symbol": "describe", "file_path": "til.rs"}));
+        assert_eq!(v["total_sites"], 0);
+        assert_eq!(v["candidates"][0]["qualified_name"], "demo::util::describe");
+        let note = v["notes"][0].as_str().unwrap();
+        assert!(
+            note.starts_with("no definition matches `describe` in til.rs"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn an_exact_qualified_name_wins_over_longer_paths_ending_with_it() {
+        let mut h = demo();
+        h.symbols.push(sym(
+            "function",
+            "vendored::demo::util::describe",
+            None,
+            "vendor/util.rs",
+            (1, 3),
+            "pub fn describe(area: f64) -> String",
+        ));
+        let v = call(&h, json!({"symbol": "demo::util::describe"}));
+        assert_eq!(v["definition"]["qualified_name"], "demo::util::describe");
+        let v = call(&h, json!({"symbol": "util::describe"}));
+        assert_eq!(v["ambiguous"], true, "{v}");
+        assert_eq!(v["candidate_count"], 2);
+    }
+
+    #[test]
+    fn member_uses_on_unknown_receivers_count_only_where_the_owner_is_named() {
+        let h = demo();
+        // src/lib.rs names `Circle`: its `.area()` could be Circle's, by name only.
+        let v = call(&h, json!({"symbol": "Circle::area", "view": "sites"}));
+        assert_eq!(
+            v["definition"]["qualified_name"],
+            "demo::shapes::Circle::area"
+        );
+        let lib: Vec<&Value> = v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["file_path"] == "src/lib.rs")
+            .collect();
+        assert_eq!(lib.len(), 1, "{v}");
+        assert_eq!(lib[0]["name_matched"], true);
+        assert!(v["name_matched"].as_u64().unwrap() >= 1, "{v}");
+        // src/lib.rs never names `Square`: the same use is left out, and said so.
+        let v = call(&h, json!({"symbol": "Square::area", "view": "sites"}));
+        assert!(
+            v["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .all(|i| i["file_path"] != "src/lib.rs"),
+            "{v}"
+        );
+        let notes = v["notes"].to_string();
+        assert!(
+            notes.contains("1 more `.area` use(s)") && notes.contains("`Square`"),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn symbol_errors_name_what_is_accepted() {
+        let h = demo();
+        let ctx = Ctx::default();
+        for (symbol, says) in [("a-b", "not an identifier"), ("::", "holds no name")] {
+            let e = find_references(
+                &h,
+                &Args::from_value(json!({"symbol": symbol})).unwrap(),
+                &ctx,
+            )
+            .unwrap_err()
+            .message;
+            assert!(e.contains(says) && e.contains("accepted: `name`"), "{e}");
         }
     }
 }

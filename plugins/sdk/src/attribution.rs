@@ -31,19 +31,52 @@ pub struct SymbolQuery {
 pub fn parse_symbol(arg: &str, text: &str) -> ToolResult<SymbolQuery> {
     let text = text.trim();
     check_text(arg, text, 512)?;
-    let normalized = text.replace('.', "::");
+    split_symbol(
+        arg,
+        text,
+        text,
+        |c| c.is_alphanumeric() || c == '_',
+        "accepted: `name`, `Type::name` or `crate::path::name`",
+    )
+}
+
+/// [`parse_symbol`] for a symbol as copied from code or docs: generic arguments
+/// (`Vec<T>::new`) and call parentheses (`run()`) are dropped, and a name may hold `$`
+/// (JavaScript identifiers).
+pub fn parse_written_symbol(arg: &str, text: &str) -> ToolResult<SymbolQuery> {
+    let text = text.trim();
+    check_text(arg, text, 512)?;
+    let cleaned = strip_generics(text);
+    split_symbol(
+        arg,
+        text,
+        cleaned.trim().trim_end_matches("()"),
+        |c| c.is_alphanumeric() || c == '_' || c == '$',
+        "accepted: `name`, `Type::name`, `crate::path::name` or `a.b.name`",
+    )
+}
+
+/// Splits `cleaned` (the argument `text` after any clean-up) at `::` and `.`; errors
+/// quote `text` as given.
+fn split_symbol(
+    arg: &str,
+    text: &str,
+    cleaned: &str,
+    ident: impl Fn(char) -> bool,
+    accepted: &str,
+) -> ToolResult<SymbolQuery> {
+    let normalized = cleaned.replace('.', "::");
     let mut segments: Vec<String> = normalized
         .split("::")
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
-    let accepted = "accepted: `name`, `Type::name` or `crate::path::name`";
     let Some(name) = segments.pop() else {
         return Err(ToolError::invalid(format!(
             "`{arg}` {text:?} holds no name; {accepted}"
         )));
     };
-    if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+    if !name.chars().all(ident) {
         return Err(ToolError::invalid(format!(
             "`{arg}` {text:?}: `{name}` is not an identifier; {accepted}"
         )));
@@ -53,6 +86,24 @@ pub fn parse_symbol(arg: &str, text: &str) -> ToolResult<SymbolQuery> {
         name,
         qualifier: segments,
     })
+}
+
+/// Removes generic arguments (`Vec<T>::new` → `Vec::new`), which no qualified name holds.
+fn strip_generics(s: &str) -> String {
+    let mut depth = 0usize;
+    s.chars()
+        .filter(|c| match c {
+            '<' => {
+                depth += 1;
+                false
+            }
+            '>' => {
+                depth = depth.saturating_sub(1);
+                false
+            }
+            _ => depth == 0,
+        })
+        .collect()
 }
 
 impl SymbolQuery {
@@ -230,18 +281,33 @@ impl NameIndex {
         focus: &[&str],
         with_line_text: bool,
     ) -> ToolResult<NameIndex> {
+        let (index, _) = Self::load_selecting(host, name, with_line_text, |defs| {
+            (0..defs.len())
+                .filter(|&i| focus.contains(&defs[i].qualified_name.as_str()))
+                .collect()
+        })?;
+        Ok(index)
+    }
+
+    /// [`load`](Self::load) with the focus picked from the definitions once they are
+    /// known (a query's candidates): returns the index and the picked definitions.
+    pub fn load_selecting<H: Host + ?Sized>(
+        host: &H,
+        name: &str,
+        with_line_text: bool,
+        select: impl FnOnce(&[Sym]) -> Vec<usize>,
+    ) -> ToolResult<(NameIndex, Vec<usize>)> {
         let defs = distinct_definitions(host.symbols_by_name(name)?);
+        let focus = select(&defs);
         let sites = host.references_to_name(name, with_line_text)?;
-        let focus_idx: Vec<usize> = (0..defs.len())
-            .filter(|&i| focus.contains(&defs[i].qualified_name.as_str()))
-            .collect();
-        let scope = build_scope(host, &defs, &focus_idx, &sites)?;
-        Ok(NameIndex {
+        let scope = build_scope(host, &defs, &focus, &sites)?;
+        let index = NameIndex {
             name: name.to_string(),
             defs,
             sites,
             scope,
-        })
+        };
+        Ok((index, focus))
     }
 
     pub fn position(&self, qualified_name: &str) -> Option<usize> {
@@ -377,6 +443,31 @@ mod tests {
     }
 
     #[test]
+    fn written_symbols_drop_generics_and_call_parentheses() {
+        let q = parse_written_symbol("symbol", "Vec<T>::new()").unwrap();
+        assert_eq!(
+            (q.name.as_str(), q.qualifier.as_slice()),
+            ("new", ["Vec".to_string()].as_slice())
+        );
+        assert_eq!(q.text, "Vec<T>::new()");
+        assert_eq!(
+            parse_written_symbol("symbol", "$.ajax").unwrap().qualifier,
+            ["$"]
+        );
+        assert_eq!(
+            parse_written_symbol("symbol", "jq.$el").unwrap().name,
+            "$el"
+        );
+        // The strict form keeps refusing what only code copies hold.
+        assert!(parse_symbol("symbol", "run()").is_err());
+        assert!(parse_symbol("symbol", "jq.$el").is_err());
+        let e = parse_written_symbol("symbol", "a-b").unwrap_err().message;
+        assert!(e.contains("\"a-b\"") && e.contains("`a.b.name`"), "{e}");
+        let e = parse_written_symbol("symbol", "<T>").unwrap_err().message;
+        assert!(e.contains("holds no name"), "{e}");
+    }
+
+    #[test]
     fn queries_select_by_owner_path_file_and_exact_name() {
         let defs = [
             def(
@@ -411,6 +502,15 @@ mod tests {
         assert_eq!(relative_path("/r/p/src/a.rs", Some("/r/p/")), "src/a.rs");
         assert_eq!(relative_path("./src/a.rs", Some("/r/p")), "src/a.rs");
         assert_eq!(relative_path("/r/pp/a.rs", Some("/r/p")), "/r/pp/a.rs");
+    }
+
+    #[test]
+    fn file_arguments_match_whole_path_components() {
+        assert!(file_matches("src/a.rs", "/home/x/proj/src/a.rs"));
+        assert!(file_matches("src/a.rs", "a.rs"));
+        assert!(file_matches("src/a.rs", "./src/a.rs"));
+        assert!(!file_matches("src/ba.rs", "a.rs"));
+        assert!(!file_matches("src/a.rs", "src/b.rs"));
     }
 
     #[test]
