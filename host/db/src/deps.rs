@@ -557,12 +557,6 @@ impl Db {
         }
     }
 
-    /// Every definition in one index project (a dependency crate's), by file then line:
-    /// [`Db::all_symbols`] under the name the dependency code reads it by.
-    pub async fn index_project_symbols(&self, index_project_id: i64) -> Result<Vec<SymbolRow>> {
-        self.all_symbols(index_project_id).await
-    }
-
     /// How many definitions each of `index_project_ids` holds (ids without any are left
     /// out). Counts symbols only, on the `(project_id, name)` index: a dependency's
     /// reference rows, many times more, are never counted.

@@ -227,7 +227,7 @@ impl HostImpl {
             return Err(not_indexed(chosen, is_locked));
         };
         let rows = self
-            .block(self.core.projects.db().index_project_symbols(id))
+            .block(self.core.projects.db().all_symbols(id))
             .map_err(internal)?;
         Ok(rows
             .into_iter()
