@@ -164,57 +164,9 @@ pub fn publish_schema(tool: &str, schema: &Value) -> Value {
     schema
 }
 
-/// Keywords strict function-calling validators reject.
-const NON_PORTABLE: &[&str] = &[
-    "$ref",
-    "$defs",
-    "definitions",
-    "format",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "oneOf",
-    "anyOf",
-    "allOf",
-    "const",
-    "pattern",
-];
-
-/// What keeps a schema from being portable (empty when it is): `$ref` and friends,
-/// numeric bounds, formats, and `type` arrays. Paths are JSON-pointer-like.
-pub fn portability_violations(schema: &Value) -> Vec<String> {
-    fn walk(v: &Value, path: &str, out: &mut Vec<String>) {
-        match v {
-            Value::Object(map) => {
-                for (k, child) in map {
-                    let here = format!("{path}/{k}");
-                    // Property names are data, not keywords.
-                    if path.ends_with("/properties") {
-                        walk(child, &here, out);
-                        continue;
-                    }
-                    if NON_PORTABLE.contains(&k.as_str()) {
-                        out.push(format!("{here}: `{k}` is not portable"));
-                    }
-                    if k == "type" && !child.is_string() {
-                        out.push(format!("{here}: `type` must be one string, not {child}"));
-                    }
-                    walk(child, &here, out);
-                }
-            }
-            Value::Array(items) => {
-                for (i, child) in items.iter().enumerate() {
-                    walk(child, &format!("{path}/{i}"), out);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    walk(schema, "", &mut out);
-    out
-}
+/// What keeps a schema from being portable (empty when it is). One definition serves
+/// the host (refusing a plugin at load) and routers' own tests: the SDK's.
+pub use scryer_plugin_sdk::host::schema_problems as portability_violations;
 
 /// Coerces `args` to the types `schema` publishes, the way agents mean them: `"12"` for
 /// an integer, `"true"` for a boolean, a bare string for an array, `null` for an absent

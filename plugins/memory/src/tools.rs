@@ -71,44 +71,10 @@ pub fn tools() -> Vec<ToolSpec> {
 mod tests {
     use super::*;
 
-    fn walk(v: &serde_json::Value, at: &str, bad: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(map) => {
-                for (k, val) in map {
-                    if [
-                        "$ref", "$defs", "format", "minimum", "maximum", "anyOf", "oneOf",
-                    ]
-                    .contains(&k.as_str())
-                        || (k == "type" && !val.is_string())
-                    {
-                        bad.push(format!("{at}/{k}"));
-                    }
-                    for hidden in ["max_tokens", "no_truncate", "project"] {
-                        if k == "properties" && val.get(hidden).is_some() {
-                            bad.push(format!("{at}: publishes {hidden}"));
-                        }
-                    }
-                    walk(val, &format!("{at}/{k}"), bad);
-                }
-            }
-            serde_json::Value::Array(items) => items.iter().for_each(|i| walk(i, at, bad)),
-            _ => {}
-        }
-    }
-
     #[test]
     fn schemas_are_portable_and_descriptions_short() {
-        let mut bad = Vec::new();
-        for t in tools() {
-            assert!(
-                t.description.len() <= 450,
-                "{}: {} characters",
-                t.name,
-                t.description.len()
-            );
-            walk(&t.schema, t.name, &mut bad);
-        }
-        assert!(bad.is_empty(), "{bad:?}");
+        let problems = scryer_plugin_sdk::host::definition_problems(&tools(), 1000);
+        assert!(problems.is_empty(), "{problems:#?}");
         let total: usize = tools()
             .iter()
             .map(|t| t.name.len() + t.description.len() + t.schema.to_string().len())

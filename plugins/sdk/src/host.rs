@@ -347,3 +347,136 @@ pub fn unknown_tool<R: Router>(tool: &str) -> ToolError {
         names.join(", ")
     ))
 }
+
+/// Keywords strict function-calling validators reject.
+const NON_PORTABLE: &[&str] = &[
+    "$ref",
+    "$defs",
+    "definitions",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "const",
+    "pattern",
+];
+
+/// What keeps a schema from being portable (empty when it is): `$ref` and friends,
+/// numeric bounds, formats, and `type` arrays. Paths are JSON-pointer-like.
+pub fn schema_problems(schema: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    fn walk(v: &Value, path: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    let here = format!("{path}/{k}");
+                    // Property names are data, not keywords.
+                    if path.ends_with("/properties") {
+                        walk(child, &here, out);
+                        continue;
+                    }
+                    if NON_PORTABLE.contains(&k.as_str()) {
+                        out.push(format!("{here}: `{k}` is not portable"));
+                    }
+                    if k == "type" && !child.is_string() {
+                        out.push(format!("{here}: `type` must be one string, not {child}"));
+                    }
+                    walk(child, &here, out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    walk(child, &format!("{path}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, "", &mut out);
+    out
+}
+
+/// Parameters the host publishes and reads for every tool; a router's schema leaves
+/// them out.
+pub const HOST_PARAMETERS: &[&str] = &["max_tokens", "no_truncate", "project", "format"];
+
+/// What is wrong with a router's tool definitions, for its unit tests (empty when they
+/// are fine): a description over 450 characters, a description and schema over
+/// `max_chars` together, a non-portable schema, or a host parameter in the schema.
+pub fn definition_problems(tools: &[ToolSpec], max_chars: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in tools {
+        let schema = t.schema.to_string();
+        if t.description.len() > 450 {
+            out.push(format!(
+                "{}: description of {} characters (at most 450)",
+                t.name,
+                t.description.len()
+            ));
+        }
+        if t.description.len() + schema.len() > max_chars {
+            out.push(format!(
+                "{}: {} characters of description and schema (at most {max_chars})",
+                t.name,
+                t.description.len() + schema.len()
+            ));
+        }
+        out.extend(
+            schema_problems(&t.schema)
+                .into_iter()
+                .map(|p| format!("{}: {p}", t.name)),
+        );
+        if let Some(props) = t.schema.get("properties").and_then(|p| p.as_object()) {
+            for h in HOST_PARAMETERS {
+                if props.contains_key(*h) {
+                    out.push(format!(
+                        "{}: publishes `{h}`, which the host adds where it matters",
+                        t.name
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod definition_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn non_portable_schemas_and_host_parameters_are_named() {
+        // A property named like a keyword is data, not the keyword.
+        assert!(schema_problems(&json!({"properties": {"format": {"type": "string"}}})).is_empty());
+        let good = ToolSpec::query(
+            "t",
+            "does t",
+            json!({"type": "object", "properties": {"kind": {"type": "string"}}}),
+            100,
+        );
+        assert!(definition_problems(std::slice::from_ref(&good), 1000).is_empty());
+        let bad = ToolSpec::query(
+            "u",
+            "does u",
+            json!({"type": "object", "$defs": {}, "properties": {
+                "n": {"type": ["integer", "null"], "minimum": 1},
+                "max_tokens": {"type": "integer"}
+            }}),
+            100,
+        );
+        let problems = definition_problems(&[bad], 40);
+        assert_eq!(problems.len(), 5, "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("max_tokens")));
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("characters of description and schema"))
+        );
+    }
+}
