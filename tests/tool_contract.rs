@@ -267,15 +267,7 @@ async fn switching_and_deleting_projects_and_usage_without_content() {
 
     let secret = "ZzSecretArgumentQq";
     let _ = s.call("find_references", json!({"symbol": secret})).await;
-    // Rows are written off the call path: give the last one a moment.
-    let mut usage = json!({});
-    for _ in 0..40 {
-        usage = s.call_json("get_token_savings_metrics", json!({})).await;
-        if usage.to_string().contains("find_references") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let usage = usage_with(&s, "find_references").await;
     let tools: Vec<&str> = usage["tools"]
         .as_array()
         .unwrap()
@@ -291,7 +283,7 @@ async fn switching_and_deleting_projects_and_usage_without_content() {
     let s = Scryer::start_with_db(&db_path, &[], &[]).await;
     s.index(ws.path()).await;
     let _ = s.call("find_references", json!({"symbol": secret})).await;
-    let usage = s.call_json("get_token_savings_metrics", json!({})).await;
+    let usage = usage_with(&s, "find_references").await;
     assert!(usage["calls"].as_u64().unwrap_or(0) >= 2, "{usage}");
     let deleted = s
         .call_json("delete_project", json!({"project": slug}))
@@ -311,4 +303,18 @@ async fn switching_and_deleting_projects_and_usage_without_content() {
         "telemetry rows are written"
     );
     assert!(!hay.contains(secret), "an argument reached the database");
+}
+
+/// Usage once a row for `tool` is there: rows are written off the call path, so the
+/// last call's row may land a moment after its answer.
+async fn usage_with(s: &Scryer, tool: &str) -> Value {
+    let mut usage = json!({});
+    for _ in 0..100 {
+        usage = s.call_json("get_token_savings_metrics", json!({})).await;
+        if usage.to_string().contains(tool) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    usage
 }
