@@ -234,7 +234,23 @@ impl Drop for WorkerGuard {
 
 /// Makes sure a worker is indexing the pending crates of this database: starts one, or
 /// tells the running one to look again when it runs out.
+/// Whether dependency crates are indexed (`SCRYER_DEPENDENCIES=off` holds the worker;
+/// locked crates are still recorded and reported as not indexed).
+fn indexing_enabled() -> bool {
+    !matches!(
+        std::env::var("SCRYER_DEPENDENCIES")
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+            .as_str(),
+        "off" | "0" | "false" | "no"
+    )
+}
+
 fn kick(projects: &Arc<ProjectManager>) {
+    if !indexing_enabled() {
+        return;
+    }
     let db = projects.db().path().to_path_buf();
     let token = with_state(|s| {
         if let Some((_, more)) = s.workers.get_mut(&db) {
