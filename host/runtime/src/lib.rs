@@ -36,7 +36,7 @@ pub mod wit {
     pub use crate::bindings::scryer::router::projects::{ProjectStatus, ToolUsage};
     pub use crate::bindings::scryer::router::search::{SearchHit, SearchPage, SearchScope};
     pub use crate::bindings::scryer::router::types::{
-        CallContext, CallError, CallResult, OutputFormat, PluginDescription, Project,
+        CallContext, CallError, CallResult, ItemBudget, OutputFormat, PluginDescription, Project,
         ToolAnnotations, ToolDefinition,
     };
     /// The WIT package version this host implements.

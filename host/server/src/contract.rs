@@ -6,6 +6,7 @@
 //! or `project` to any tool (the host reads them in `dispatch`), but the schemas show
 //! them only where they matter, to keep tool definitions small.
 
+use scryer_runtime::wit::ToolDefinition;
 use serde_json::{Map, Value, json};
 
 /// The tools of the `core` profile: the ones an agent reaches for first.
@@ -101,21 +102,20 @@ impl AlwaysLoad {
     }
 }
 
-/// Tokens per name of a batched `inspect_symbol` when the caller sets no budget.
-pub const INSPECT_BUDGET_PER_NAME: u32 = 500;
-
-/// The budget of a call that sets none (and whose session sets none): the tool's default,
-/// except a batched `inspect_symbol`, which gets [`INSPECT_BUDGET_PER_NAME`] per name so a
-/// batch of three is not squeezed into one answer's budget.
-pub fn default_budget(tool: &str, args: &Map<String, Value>, tool_default: u32) -> u32 {
-    if tool == "inspect_symbol"
-        && let Some(Value::Array(names)) = args.get("symbols")
-        && names.len() > 1
+/// The budget of a call that sets none (and whose session sets none): the tool's
+/// default, or for a batched call of a tool that declares a per-item budget, that much
+/// per item (never less than the default).
+pub fn default_budget(tool: &ToolDefinition, args: &Map<String, Value>) -> u32 {
+    if let Some(per) = &tool.budget_per_item
+        && let Some(Value::Array(items)) = args.get(&per.argument)
+        && items.len() > 1
     {
-        let n = names.len().min(50) as u32;
-        return tool_default.max(INSPECT_BUDGET_PER_NAME * n);
+        let n = items.len().min(1000) as u32;
+        return tool
+            .default_budget_tokens
+            .max(per.tokens_per_item.saturating_mul(n));
     }
-    tool_default
+    tool.default_budget_tokens
 }
 
 /// The schema a client sees for `tool`: the router's, minus host parameters the tool
@@ -304,27 +304,45 @@ mod tests {
     }
 
     #[test]
-    fn a_batched_inspect_gets_a_budget_per_name() {
+    fn a_batched_call_gets_its_budget_per_item() {
+        use scryer_runtime::wit::{ItemBudget, ToolAnnotations};
+        let tool = |per: Option<ItemBudget>| ToolDefinition {
+            name: "t".into(),
+            description: String::new(),
+            input_schema: "{}".into(),
+            annotations: ToolAnnotations {
+                title: None,
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            default_budget_tokens: 1000,
+            budget_per_item: per,
+            reads_index: true,
+        };
+        let per = || {
+            Some(ItemBudget {
+                argument: "symbols".into(),
+                tokens_per_item: 500,
+            })
+        };
         let args = |v: Value| v.as_object().unwrap().clone();
         assert_eq!(
-            default_budget(
-                "inspect_symbol",
-                &args(json!({"symbols": ["a", "b", "c"]})),
-                1000
-            ),
+            default_budget(&tool(per()), &args(json!({"symbols": ["a", "b", "c"]}))),
             1500
         );
         assert_eq!(
-            default_budget("inspect_symbol", &args(json!({"symbol": "a"})), 1000),
+            default_budget(&tool(per()), &args(json!({"symbols": ["a", "b"]}))),
             1000
         );
         assert_eq!(
-            default_budget(
-                "find_references",
-                &args(json!({"symbols": ["a", "b", "c"]})),
-                1500
-            ),
-            1500
+            default_budget(&tool(per()), &args(json!({"symbol": "a"}))),
+            1000
+        );
+        assert_eq!(
+            default_budget(&tool(None), &args(json!({"symbols": ["a", "b", "c"]}))),
+            1000
         );
     }
 

@@ -41,19 +41,6 @@ impl CallOutcome {
 const MAX_BUDGET: i64 = 1_000_000;
 /// Most files of one answer checked for changes after the call.
 const MAX_REFRESH_FILES: usize = 64;
-/// Tools that do not read the code index (project administration, architectural
-/// memory): they neither wait for a first index nor refresh files.
-const INDEX_FREE_TOOLS: &[&str] = &[
-    "query_adrs",
-    "record_adr",
-    "delete_adr",
-    "index_workspace",
-    "get_indexing_status",
-    "list_projects",
-    "switch_active_project",
-    "delete_project",
-    "get_token_savings_metrics",
-];
 
 fn host_int(
     args: &Map<String, Value>,
@@ -174,7 +161,7 @@ impl Server {
         // A call that reads the index waits for a first index that is being built.
         let mut notes = Vec::new();
         if let Some(p) = &project
-            && !INDEX_FREE_TOOLS.contains(&name)
+            && tool.reads_index
         {
             let state = self.core.projects.state(p).await;
             if let IndexState::Building { .. } = state
@@ -208,9 +195,7 @@ impl Server {
                 max_tokens
                     .map(|n| n as u32)
                     .or(session.options.max_tokens)
-                    .unwrap_or_else(|| {
-                        crate::contract::default_budget(name, &args, tool.default_budget_tokens)
-                    }),
+                    .unwrap_or_else(|| crate::contract::default_budget(tool, &args)),
             )
         };
         let context = CallContext {
@@ -233,7 +218,7 @@ impl Server {
         };
         // Freshness: the file the call names is checked before it runs, the files the
         // answer names after; if any changed, the call runs again on the fresh index.
-        let reads_index = !INDEX_FREE_TOOLS.contains(&name);
+        let reads_index = tool.reads_index;
         let mut refreshed: Vec<String> = Vec::new();
         if let (true, Some(p)) = (reads_index, &project)
             && let Ok(Some(fp)) = host_str(&args, "file_path")

@@ -29,6 +29,8 @@ pub fn tools() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             default_budget: 1000,
+            budget_per_item: None,
+            reads_index: false,
         },
         ToolSpec {
             name: "get_indexing_status",
@@ -45,6 +47,8 @@ pub fn tools() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             default_budget: 1000,
+            budget_per_item: None,
+            reads_index: false,
         },
         ToolSpec {
             name: "list_projects",
@@ -55,6 +59,8 @@ pub fn tools() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             default_budget: 1000,
+            budget_per_item: None,
+            reads_index: false,
         },
         ToolSpec {
             name: "switch_active_project",
@@ -71,6 +77,8 @@ pub fn tools() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             default_budget: 1000,
+            budget_per_item: None,
+            reads_index: false,
         },
         ToolSpec {
             name: "delete_project",
@@ -87,6 +95,8 @@ pub fn tools() -> Vec<ToolSpec> {
             destructive: true,
             idempotent: false,
             default_budget: 1000,
+            budget_per_item: None,
+            reads_index: false,
         },
         ToolSpec {
             name: "get_token_savings_metrics",
@@ -104,6 +114,8 @@ pub fn tools() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             default_budget: 1000,
+            budget_per_item: None,
+            reads_index: false,
         },
     ]
 }

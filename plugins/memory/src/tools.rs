@@ -6,24 +6,28 @@ use serde_json::json;
 
 pub fn tools() -> Vec<ToolSpec> {
     vec![
-        ToolSpec::query(
-            "query_adrs",
-            "Search the project's decision records, learnings and plans (docs/adr, docs/learnings, \
+        // The memory tools read documents, not the code index.
+        ToolSpec {
+            reads_index: false,
+            ..ToolSpec::query(
+                "query_adrs",
+                "Search the project's decision records, learnings and plans (docs/adr, docs/learnings, \
                 docs/plans). Ranked by words (the title weighs most) and by affected_paths covering a \
                 path in the query or `path`; no query: all, newest first. Hits: number, title, status, \
                 path, score, match_reasons, excerpt.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "words and/or paths"},
-                    "path": {"type": "string", "description": "file or directory to rank by coverage"},
-                    "status": {"type": "string", "enum": STATUSES},
-                    "limit": {"type": "integer", "description": "default 10, max 50"},
-                    "offset": {"type": "integer", "description": "0-based"}
-                }
-            }),
-            1000,
-        ),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "words and/or paths"},
+                        "path": {"type": "string", "description": "file or directory to rank by coverage"},
+                        "status": {"type": "string", "enum": STATUSES},
+                        "limit": {"type": "integer", "description": "default 10, max 50"},
+                        "offset": {"type": "integer", "description": "0-based"}
+                    }
+                }),
+                1000,
+            )
+        },
         ToolSpec {
             name: "record_adr",
             description: "Record an architecture decision as docs/adr/NNNN-slug.md (the next number) with \
@@ -46,6 +50,8 @@ pub fn tools() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: false,
             default_budget: 1000,
+            budget_per_item: None,
+            reads_index: false,
         },
         ToolSpec {
             name: "delete_adr",
@@ -63,6 +69,8 @@ pub fn tools() -> Vec<ToolSpec> {
             destructive: true,
             idempotent: true,
             default_budget: 1000,
+            budget_per_item: None,
+            reads_index: false,
         },
     ]
 }

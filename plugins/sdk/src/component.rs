@@ -292,6 +292,13 @@ pub fn describe<R: Router>() -> types::PluginDescription {
                     open_world: false,
                 },
                 default_budget_tokens: t.default_budget,
+                budget_per_item: t.budget_per_item.map(|(argument, tokens_per_item)| {
+                    types::ItemBudget {
+                        argument: argument.into(),
+                        tokens_per_item,
+                    }
+                }),
+                reads_index: t.reads_index,
             })
             .collect(),
     }

@@ -299,6 +299,10 @@ pub struct ToolSpec {
     pub idempotent: bool,
     /// Answer budget in tokens when neither the call nor the session sets one.
     pub default_budget: u32,
+    /// (argument, tokens per item): a batched call's budget when none is set.
+    pub budget_per_item: Option<(&'static str, u32)>,
+    /// Whether the tool answers from the code index (see the WIT `tool-definition`).
+    pub reads_index: bool,
 }
 
 impl ToolSpec {
@@ -317,6 +321,8 @@ impl ToolSpec {
             destructive: false,
             idempotent: true,
             default_budget,
+            budget_per_item: None,
+            reads_index: true,
         }
     }
 }
