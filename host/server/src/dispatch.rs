@@ -131,8 +131,8 @@ impl Server {
             ));
         };
         let mut args = arguments.unwrap_or_default();
-        if let Ok(schema) = serde_json::from_str::<Value>(&tool.input_schema) {
-            crate::contract::coerce_arguments(&schema, &mut args);
+        if let Some(schema) = self.registry.schema(name) {
+            crate::contract::coerce_arguments(schema, &mut args);
         }
         let session = self.core.session(session_id);
 

@@ -9,6 +9,9 @@ use scryer_runtime::wit::ToolDefinition;
 pub struct Registry {
     plugins: Vec<Arc<Plugin>>,
     by_tool: HashMap<String, (usize, ToolDefinition)>,
+    /// Each tool's input schema, parsed once at load (arguments are coerced by it on
+    /// every call).
+    schemas: HashMap<String, serde_json::Value>,
     /// Tool names in load order, for tools/list.
     order: Vec<String>,
 }
@@ -18,6 +21,7 @@ impl Registry {
     pub fn new(plugins: Vec<Plugin>) -> Result<Registry, String> {
         let plugins: Vec<Arc<Plugin>> = plugins.into_iter().map(Arc::new).collect();
         let mut by_tool = HashMap::new();
+        let mut schemas = HashMap::new();
         let mut order = Vec::new();
         for (i, p) in plugins.iter().enumerate() {
             for t in &p.description.tools {
@@ -49,14 +53,21 @@ impl Registry {
                     ));
                 }
                 by_tool.insert(t.name.clone(), (i, t.clone()));
+                schemas.insert(t.name.clone(), schema);
                 order.push(t.name.clone());
             }
         }
         Ok(Registry {
             plugins,
             by_tool,
+            schemas,
             order,
         })
+    }
+
+    /// The parsed input schema of a loaded tool.
+    pub fn schema(&self, name: &str) -> Option<&serde_json::Value> {
+        self.schemas.get(name)
     }
 
     pub fn tool(&self, name: &str) -> Option<(&Arc<Plugin>, &ToolDefinition)> {

@@ -9,7 +9,13 @@ use scryer_db::ToolCallRow;
 use crate::Core;
 
 /// Whether telemetry is on (`SCRYER_TELEMETRY` unset, or anything but `off`/`0`/`false`).
+/// Read once per process: it is asked on every call.
 pub fn enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(read_enabled)
+}
+
+fn read_enabled() -> bool {
     !matches!(
         std::env::var("SCRYER_TELEMETRY")
             .unwrap_or_default()
