@@ -4,7 +4,8 @@
 
 /// Bumped when what the indexer stores per file changes; a database written by an older
 /// version forgets its file hashes at open, so the next run re-extracts every file.
-pub const SCHEMA_VERSION: i64 = 2;
+/// 2: graph edges. 3: `Self` inside an impl is stored under the impl's type name.
+pub const SCHEMA_VERSION: i64 = 3;
 
 pub const STATEMENTS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",

@@ -168,7 +168,7 @@ pub fn find_references(
     }
 
     let attributed: Vec<Attribution> = sites.iter().map(|s| names.attribute(s)).collect();
-    render_ambiguous(host, &q, ctx, defs_all, &candidates, sites, &attributed)
+    render_ambiguous(host, &q, ctx, &names, &candidates, &attributed)
 }
 
 fn def_json(d: &Sym) -> Value {
@@ -419,18 +419,22 @@ fn render_ambiguous(
     host: &(impl Host + ?Sized),
     q: &Query,
     ctx: &Ctx,
-    defs: &[Sym],
+    names: &NameIndex,
     candidates: &[usize],
-    sites: &[Site],
     attributed: &[Attribution],
 ) -> ToolResult<String> {
+    let (defs, sites) = (&names.defs, &names.sites);
+    let families: Vec<Vec<usize>> = candidates.iter().map(|&c| names.family(c)).collect();
+    // A trait item and its implementations answer as one: each of their groups holds
+    // the uses of all of them, as asking for any one of them would.
     let mut groups: Vec<(usize, Vec<&Site>)> = candidates
         .iter()
-        .map(|&c| {
+        .zip(&families)
+        .map(|(&c, family)| {
             let mut g: Vec<&Site> = sites
                 .iter()
                 .zip(attributed)
-                .filter(|(_, a)| matches!(a, Attribution::Resolved(i, _) if *i == c))
+                .filter(|(_, a)| matches!(a, Attribution::Resolved(i, _) if family.contains(i)))
                 .map(|(s, _)| s)
                 .collect();
             g.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));

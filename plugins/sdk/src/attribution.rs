@@ -196,6 +196,13 @@ pub fn build_scope<H: Host + ?Sized>(
         .iter()
         .filter_map(|&c| defs[c].owner.as_deref())
         .collect();
+    // The trait a focus item implements (`impl Trait for T { type Item }`): whether it
+    // is a trait decides the item's family (see `NameIndex::family`).
+    owners.extend(
+        focus
+            .iter()
+            .filter_map(|&c| implemented_trait(sites, &defs[c])),
+    );
     owners.extend(owner_count.keys().copied());
     let mut seen = HashSet::new();
     owners.retain(|o| seen.insert(*o));
@@ -221,6 +228,14 @@ pub fn build_scope<H: Host + ?Sized>(
         }
     }
     Ok(scope)
+}
+
+/// The trait an impl's item implements, from its `implements` use (qualified by the trait).
+fn implemented_trait<'a>(sites: &'a [Site], def: &Sym) -> Option<&'a str> {
+    sites
+        .iter()
+        .find(|s| s.kind == "implements" && s.enclosing_symbol == def.qualified_name)
+        .and_then(|s| s.qualifier.as_deref())
 }
 
 /// snake_case names an accessor for `owner` may have: every word suffix of it
@@ -320,6 +335,39 @@ impl NameIndex {
         resolve::attribute(site, &self.defs, &self.scope)
     }
 
+    /// The definitions that answer as one for references: a trait's item and the impl
+    /// items implementing it (`impl Trait for T { fn f }`, known by their `implements`
+    /// use). Asked about either, rust-analyzer lists the uses of all of them. Anything
+    /// else is a family of one.
+    pub fn family(&self, c: usize) -> Vec<usize> {
+        let def = &self.defs[c];
+        let is_trait = |o: &str| self.scope.trait_owners.contains(o);
+        let trait_item = match def.owner.as_deref() {
+            Some(o) if is_trait(o) => Some(c),
+            _ => implemented_trait(&self.sites, def)
+                .filter(|t| is_trait(t))
+                .and_then(|t| self.defs.iter().position(|d| d.owner.as_deref() == Some(t))),
+        };
+        let Some(t) = trait_item else {
+            return vec![c];
+        };
+        let trait_owner = self.defs[t].owner.as_deref();
+        let mut family = vec![t];
+        for s in &self.sites {
+            if s.kind == "implements" && s.qualifier.as_deref() == trait_owner {
+                if let Some(i) = self.position(&s.enclosing_symbol) {
+                    if !family.contains(&i) {
+                        family.push(i);
+                    }
+                }
+            }
+        }
+        if !family.contains(&c) {
+            family.push(c);
+        }
+        family
+    }
+
     /// Which of `usage_sites` (this name's sites, or edges seen as sites) are uses of
     /// definition `c`, and how firmly.
     pub fn usages_of<H: Host + ?Sized>(
@@ -339,29 +387,18 @@ impl NameIndex {
         usage_sites: &[Site],
         owner_files: Option<&HashSet<String>>,
     ) -> Usages {
-        let def = &self.defs[c];
-        // For a trait's item, the items implementing it (`impl Trait for T { fn f }`,
-        // known by their `implements` use) are the same operation: their uses count.
-        let implementations: Vec<usize> = match def.owner.as_deref() {
-            Some(owner) if self.scope.trait_owners.contains(owner) => self
-                .sites
-                .iter()
-                .filter(|s| s.kind == "implements" && s.qualifier.as_deref() == Some(owner))
-                .filter_map(|s| self.position(&s.enclosing_symbol))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let family = self.family(c);
         let mut out = Usages::default();
         for (k, site) in usage_sites.iter().enumerate() {
             let tie = match self.attribute(site) {
-                Attribution::Resolved(i, strength) if i == c || implementations.contains(&i) => {
+                Attribution::Resolved(i, strength) if family.contains(&i) => {
                     if strength == Strength::NameOnly {
                         Tie::NameOnly
                     } else {
                         Tie::Exact
                     }
                 }
-                Attribution::Open(set) if set.contains(&c) => Tie::Open,
+                Attribution::Open(set) if set.iter().any(|i| family.contains(i)) => Tie::Open,
                 _ => continue,
             };
             let blind_member = tie != Tie::Exact

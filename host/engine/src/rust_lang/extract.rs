@@ -80,6 +80,10 @@ pub(super) struct Extractor<'s> {
     tparams: Vec<&'s str>,
     /// Inside `impl Trait for Type`: the trait, whose items the impl's items implement.
     impl_trait: Option<String>,
+    /// Inside an impl of a named type: that type's name. A `Self` written there is a use
+    /// of it (rust-analyzer counts it among the type's references), so it is recorded
+    /// under the type's name. Not set in trait bodies, where `Self` is any implementor.
+    impl_self: Option<String>,
     nest: u32,
     macro_depth: u32,
 }
@@ -154,6 +158,7 @@ impl<'s> Extractor<'s> {
             receivers: Vec::new(),
             tparams: Vec::new(),
             impl_trait: None,
+            impl_self: None,
             nest: 0,
             macro_depth: 0,
         }
@@ -295,6 +300,12 @@ impl<'s> Extractor<'s> {
         ctx: &Ctx,
     ) {
         let (line, column) = self.pos(self.start(n));
+        let name = match (&self.impl_self, kind) {
+            (Some(ty), RK::Type | RK::Path | RK::Call) if name == "Self" && qualifier.is_none() => {
+                ty.as_str()
+            }
+            _ => name,
+        };
         self.refs.push(Reference {
             name: name.to_string(),
             kind,

@@ -339,9 +339,11 @@ impl<'s> Extractor<'s> {
             self.visit_type(bounds, &tctx);
         }
         self.where_clauses(n, &tctx);
+        let saved_self = self.impl_self.take();
         if let Some(body) = body {
             self.list(body, &tctx, true);
         }
+        self.impl_self = saved_self;
         self.tparams.truncate(saved_tparams);
     }
 
@@ -369,11 +371,18 @@ impl<'s> Extractor<'s> {
             self.visit_type(t, &ictx);
         }
         self.where_clauses(n, &ictx);
+        // `impl<T> Trait for T` has no named self type to stand for.
+        let named_self = ictx
+            .owner
+            .clone()
+            .filter(|o| !o.is_empty() && !self.tparams.contains(&o.as_str()));
+        let saved_self = std::mem::replace(&mut self.impl_self, named_self);
         let saved_trait = std::mem::replace(&mut self.impl_trait, trait_name);
         if let Some(body) = n.child_by_field_name("body") {
             self.list(body, &ictx, true);
         }
         self.impl_trait = saved_trait;
+        self.impl_self = saved_self;
         self.tparams.truncate(saved_tparams);
     }
 
