@@ -6,10 +6,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use rmcp::ServiceExt;
-use scryer_runtime::{CacheOutcome, Grants, Limits};
+use scryer_runtime::{Grants, Limits};
 use scryer_server::contract::{AlwaysLoad, Profile};
 use scryer_server::{Format, PluginSource, Server, ServerConfig, SessionOptions};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+mod plugin_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -27,6 +29,9 @@ struct Cli {
     /// Compile routers on every start instead of using the cache.
     #[arg(long, global = true)]
     no_compile_cache: bool,
+    /// Where the plugin policy and installed plugins live (default: $XDG_CONFIG_HOME/scryer).
+    #[arg(long, global = true, env = "SCRYER_CONFIG_DIR")]
+    config_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -68,17 +73,7 @@ enum Command {
     /// Inspect plugins.
     Plugin {
         #[command(subcommand)]
-        command: PluginCommand,
-    },
-}
-
-#[derive(Subcommand)]
-enum PluginCommand {
-    /// Load every plugin and list it with its tools and how its code was obtained.
-    List {
-        /// An extra router component to load, as `serve --plugin` would.
-        #[arg(long = "plugin", value_name = "FILE.wasm")]
-        plugins: Vec<PathBuf>,
+        command: plugin_cmd::PluginCommand,
     },
 }
 
@@ -137,14 +132,17 @@ async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -
                 .unwrap_or_else(default_compile_cache),
         )
     };
-    Server::start(ServerConfig {
-        db_path: cli.db.clone().unwrap_or_else(default_db),
-        compile_cache,
-        limits,
-        plugins,
-        first_query_wait: first_query_wait()?,
-        watch_files,
-    })
+    Server::start_with_installed(
+        ServerConfig {
+            db_path: cli.db.clone().unwrap_or_else(default_db),
+            compile_cache,
+            limits,
+            plugins,
+            first_query_wait: first_query_wait()?,
+            watch_files,
+        },
+        Some(plugin_cmd::home(cli.config_dir.as_deref())),
+    )
     .await
 }
 
@@ -203,34 +201,6 @@ async fn index(cli: &Cli, path: &std::path::Path) -> Result<()> {
     }
 }
 
-async fn plugin_list(cli: &Cli, extra: &[PathBuf]) -> Result<()> {
-    let server = build_server(cli, extra, false).await?;
-    for p in server.registry().plugins() {
-        let how = match p.cache_outcome {
-            CacheOutcome::Hit => "cache hit",
-            CacheOutcome::Miss => "compiled",
-            CacheOutcome::Rejected => "corrupt cache entry, recompiled",
-            CacheOutcome::Disabled => "compiled, no cache",
-        };
-        let tools: Vec<&str> = p
-            .description
-            .tools
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect();
-        let grants: Vec<&str> = p.grants.iter().map(|c| c.name()).collect();
-        println!(
-            "{} {}: {} [{}] ({how}, {} ms)",
-            p.name(),
-            p.description.version,
-            tools.join(", "),
-            grants.join(", "),
-            p.load_time.as_millis()
-        );
-    }
-    Ok(())
-}
-
 fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -278,9 +248,17 @@ fn run() -> Result<()> {
                 serve(&cli, options, plugins).await
             }
             Command::Index { path } => index(&cli, path).await,
-            Command::Plugin {
-                command: PluginCommand::List { plugins },
-            } => plugin_list(&cli, plugins).await,
+            Command::Plugin { command } => {
+                let globals = plugin_cmd::Globals {
+                    compile_cache: (!cli.no_compile_cache).then(|| {
+                        cli.compile_cache
+                            .clone()
+                            .unwrap_or_else(default_compile_cache)
+                    }),
+                    config_dir: cli.config_dir.clone(),
+                };
+                plugin_cmd::run(&globals, command).await
+            }
         }
     })
 }

@@ -82,6 +82,22 @@ impl Capability {
     pub fn parse(name: &str) -> Option<Capability> {
         Self::ALL.into_iter().find(|c| c.name() == name)
     }
+
+    /// Parses an operator-written name, or says which names are accepted.
+    pub fn parse_named(name: &str) -> Result<Capability, String> {
+        Self::parse(name.trim()).ok_or_else(|| {
+            format!(
+                "unknown capability {name:?}; accepted: {}",
+                Self::ALL.map(Capability::name).join(", ")
+            )
+        })
+    }
+}
+
+impl std::fmt::Display for Capability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The capabilities granted to one plugin.
@@ -131,8 +147,41 @@ impl Grants {
         }
     }
 
+    /// Parses a comma-separated list of capability names (`index-read,tokens`).
+    pub fn parse_list(list: &str) -> Result<Grants, String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(Capability::parse_named)
+            .collect::<Result<_, _>>()
+            .map(Grants)
+    }
+
     pub fn contains(&self, cap: Capability) -> bool {
         self.0.contains(&cap)
+    }
+
+    pub fn insert(&mut self, cap: Capability) -> bool {
+        self.0.insert(cap)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every capability in `self` or `other`.
+    pub fn union(&self, other: &Grants) -> Grants {
+        Grants(self.0.union(&other.0).copied().collect())
+    }
+
+    /// The capabilities of `needed` that `self` does not grant.
+    pub fn missing(&self, needed: &Grants) -> Grants {
+        Grants(needed.0.difference(&self.0).copied().collect())
+    }
+
+    /// Operator names, in a stable order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.iter().map(Capability::name).collect()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Capability> + '_ {
@@ -281,5 +330,25 @@ mod tests {
             Some(Capability::ProjectAdmin)
         );
         assert_eq!(Grants::capability_for("wasi:filesystem/types@0.2.6"), None);
+    }
+
+    #[test]
+    fn lists_parse_and_unknown_names_are_named_with_the_choices() {
+        let g = Grants::parse_list(" index-read, tokens ,").unwrap();
+        assert_eq!(g.names(), ["index-read", "tokens"]);
+        let e = Grants::parse_list("index-read,git-write").unwrap_err();
+        assert!(
+            e.contains("\"git-write\"") && e.contains("docs-write"),
+            "{e}"
+        );
+        assert!(Grants::parse_list("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn missing_is_what_is_needed_but_not_granted() {
+        let granted = Grants::new([Capability::Tokens, Capability::Log]);
+        let needed = Grants::new([Capability::Tokens, Capability::IndexRead]);
+        assert_eq!(granted.missing(&needed).names(), ["index-read"]);
+        assert!(granted.union(&needed).missing(&needed).is_empty());
     }
 }

@@ -12,7 +12,12 @@
 mod bindings;
 pub mod cache;
 pub mod capabilities;
+pub mod installed;
 pub mod limits;
+pub mod manifest;
+mod offline;
+pub mod policy;
+pub mod receipt;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,6 +31,7 @@ use bindings::{CallState, ScryerHostPre};
 pub use cache::{CacheOutcome, CompileCache};
 pub use capabilities::{Capability, Grants};
 pub use limits::Limits;
+pub use offline::OfflineHost;
 
 /// The WIT types, as the host sees them.
 pub mod wit {
@@ -251,6 +257,70 @@ impl Plugin {
     }
 }
 
+/// A component compiled (or loaded from the cache) but not yet linked: what it imports
+/// can be read before anything is granted.
+pub struct Compiled {
+    component: Component,
+    cache_outcome: CacheOutcome,
+    compile_time: Duration,
+    imports: Vec<String>,
+    exports: Vec<String>,
+}
+
+impl Compiled {
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.cache_outcome
+    }
+
+    /// The component's imports, as written (`scryer:router/index@0.1.0`).
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
+    /// What the component needs, read from its imports: these decide what must be
+    /// linked, whatever a manifest says.
+    pub fn requirements(&self) -> Requirements {
+        Requirements::from_imports(&self.imports, &self.exports)
+    }
+}
+
+/// What a component needs to be linked, derived from its imports and exports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Requirements {
+    /// Capabilities whose interfaces it imports.
+    pub needs: Grants,
+    /// Imports no capability can grant (e.g. `wasi:filesystem/types`): such a component
+    /// can never be linked.
+    pub ungrantable: Vec<String>,
+    /// The `scryer:router` WIT version it was built against (from its imports and
+    /// exports), when it names one.
+    pub wit_version: Option<String>,
+}
+
+impl Requirements {
+    pub fn from_imports(imports: &[String], exports: &[String]) -> Requirements {
+        let mut needs = Vec::new();
+        let mut ungrantable = Vec::new();
+        for import in imports {
+            match Grants::capability_for(import) {
+                Some(cap) => needs.push(cap),
+                None if Grants::default().allows_import(import) => {}
+                None => ungrantable.push(import.clone()),
+            }
+        }
+        let wit_version = imports
+            .iter()
+            .chain(exports)
+            .filter(|n| n.starts_with("scryer:router/"))
+            .find_map(|n| n.split_once('@').map(|(_, v)| v.to_string()));
+        Requirements {
+            needs: Grants::new(needs),
+            ungrantable,
+            wit_version,
+        }
+    }
+}
+
 /// One engine, its limits, its compile cache and the host services routers import.
 #[derive(Clone)]
 pub struct Runtime {
@@ -305,6 +375,13 @@ impl Runtime {
         wasm: &[u8],
         grants: Grants,
     ) -> Result<Plugin, LoadError> {
+        let compiled = self.compile(label, wasm)?;
+        self.link(label, compiled, grants).await
+    }
+
+    /// Validates and compiles (or loads from the cache) a component without linking it,
+    /// so its [`Requirements`] can be read before deciding what to grant.
+    pub fn compile(&self, label: &str, wasm: &[u8]) -> Result<Compiled, LoadError> {
         let started = Instant::now();
         let invalid = |reason: String| LoadError::Invalid {
             plugin: label.to_string(),
@@ -319,14 +396,40 @@ impl Runtime {
                 CacheOutcome::Disabled,
             ),
         };
-        check_imports(label, &self.inner.engine, &component, &grants)?;
+        let ty = component.component_type();
+        let engine = &self.inner.engine;
+        let imports = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
+        let exports = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
+        Ok(Compiled {
+            component,
+            cache_outcome,
+            compile_time: started.elapsed(),
+            imports,
+            exports,
+        })
+    }
+
+    /// Links a compiled component against exactly `grants` (refusing it when it imports
+    /// anything else) and asks it to describe itself.
+    pub async fn link(
+        &self,
+        label: &str,
+        compiled: Compiled,
+        grants: Grants,
+    ) -> Result<Plugin, LoadError> {
+        let started = Instant::now();
+        let invalid = |reason: String| LoadError::Invalid {
+            plugin: label.to_string(),
+            reason,
+        };
+        check_imports(label, &compiled.imports, &grants)?;
         let linker = capabilities::linker_for(&self.inner.engine, &grants)
             .map_err(|e| invalid(format!("{e:#}")))?;
         let pre = linker
-            .instantiate_pre(&component)
+            .instantiate_pre(&compiled.component)
             .map_err(|e| invalid(format!("{e:#}")))?;
         let pre = ScryerHostPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
-        let load_time = started.elapsed();
+        let load_time = compiled.compile_time + started.elapsed();
 
         let name: Arc<str> = Arc::from(label);
         let scope = CallScope {
@@ -345,7 +448,7 @@ impl Runtime {
             name: Arc::from(description.name.as_str()),
             description,
             grants,
-            cache_outcome,
+            cache_outcome: compiled.cache_outcome,
             load_time,
             pre,
         })
@@ -466,13 +569,8 @@ fn start_epoch_ticker(engine: &Engine, tick: Duration) {
         .expect("spawning the epoch thread");
 }
 
-fn check_imports(
-    label: &str,
-    engine: &Engine,
-    component: &Component,
-    grants: &Grants,
-) -> Result<(), LoadError> {
-    for (import, _) in component.component_type().imports(engine) {
+fn check_imports(label: &str, imports: &[String], grants: &Grants) -> Result<(), LoadError> {
+    for import in imports {
         if !grants.allows_import(import) {
             let mut allowed: Vec<String> =
                 grants.iter().map(|c| c.interface().to_string()).collect();

@@ -36,7 +36,7 @@ use scryer_runtime::{CompileCache, Grants, Limits, Runtime};
 pub use dispatch::CallOutcome;
 pub use mcp::McpSession;
 pub use projects::IndexState;
-pub use registry::Registry;
+pub use registry::{Origin, PluginStatus, Registry, Status};
 
 /// Output format of answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -174,6 +174,15 @@ pub struct Server {
 impl Server {
     /// Opens the database, loads every plugin, and resumes interrupted index runs.
     pub async fn start(config: ServerConfig) -> Result<Server> {
+        Self::start_with_installed(config, None).await
+    }
+
+    /// [`Server::start`], also loading the plugins the operator installed under `installed`
+    /// (each one that is refused is logged and left out; the rest are served).
+    pub async fn start_with_installed(
+        config: ServerConfig,
+        installed: Option<scryer_runtime::installed::PluginHome>,
+    ) -> Result<Server> {
         tokio::task::spawn_blocking(tokens::warm_up).await?;
         let db = Db::open(&config.db_path).await?;
         let projects = projects::ProjectManager::new(db);
@@ -195,22 +204,7 @@ impl Server {
         };
         let host = Arc::new(host_services::HostImpl { core: core.clone() });
         let runtime = Runtime::new(config.limits, cache, host)?;
-        let mut plugins = Vec::new();
-        for source in config.plugins {
-            let plugin = runtime
-                .load(&source.label, &source.wasm, source.grants)
-                .await
-                .with_context(|| format!("loading plugin {}", source.label))?;
-            tracing::info!(
-                plugin = plugin.name(),
-                tools = plugin.description.tools.len(),
-                cache = ?plugin.cache_outcome,
-                ms = plugin.load_time.as_millis() as u64,
-                "plugin loaded"
-            );
-            plugins.push(plugin);
-        }
-        let registry = Registry::new(plugins).map_err(anyhow::Error::msg)?;
+        let registry = Registry::load(&runtime, config.plugins, installed.as_ref()).await?;
         core.projects.resume_interrupted().await?;
         crate::deps::resume(&core.projects);
         if let Some(w) = &core.watcher {

@@ -1,10 +1,58 @@
-//! The loaded plugins and which one answers each tool.
+//! The loaded plugins, which one answers each tool, and why any plugin is not serving.
+//!
+//! Plugins the host is started with (the built-in routers, `--plugin` files) must all
+//! load: a failure or a tool declared twice stops the start. Plugins the operator
+//! installed (`scryer plugin add`) are loaded one by one; one that is refused, or whose
+//! tools clash, is left out with the reason and the rest are served. An installed plugin
+//! may take over the tools of a host plugin only when its policy says
+//! `replaces = "<that plugin>"`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use scryer_runtime::Plugin;
+use anyhow::Context as _;
+use scryer_runtime::installed::{LoadReport, PluginHome};
 use scryer_runtime::wit::ToolDefinition;
+use scryer_runtime::{Grants, Plugin, Runtime};
+
+use crate::PluginSource;
+
+/// Where a plugin came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Given to the host at start (built-in routers, `--plugin`).
+    Host,
+    /// Installed by the operator in the plugins directory.
+    Installed,
+}
+
+/// Whether a plugin serves, and if not, why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    Loaded,
+    /// Not serving; the reason names what to do.
+    Refused(String),
+    /// Every tool it declared was taken over by this installed plugin.
+    Replaced {
+        by: String,
+    },
+}
+
+/// One plugin as `scryer plugin list` shows it.
+#[derive(Clone)]
+pub struct PluginStatus {
+    pub name: String,
+    pub origin: Origin,
+    pub version: Option<String>,
+    pub grants: Grants,
+    pub status: Status,
+    /// An installed plugin's upgrade waiting for grants.
+    pub held_back: Option<String>,
+    /// The loaded plugin (also for a replaced one, which loaded but serves nothing).
+    pub plugin: Option<Arc<Plugin>>,
+    /// The host plugin whose tools it may take over.
+    pub replaces: Option<String>,
+}
 
 pub struct Registry {
     plugins: Vec<Arc<Plugin>>,
@@ -14,55 +62,236 @@ pub struct Registry {
     schemas: HashMap<String, serde_json::Value>,
     /// Tool names in load order, for tools/list.
     order: Vec<String>,
+    /// Index into `plugins` of each plugin given at start, by name.
+    host_plugins: HashMap<String, usize>,
+    statuses: Vec<PluginStatus>,
 }
 
 impl Registry {
     /// Fails when two plugins declare the same tool, naming both.
     pub fn new(plugins: Vec<Plugin>) -> Result<Registry, String> {
-        let plugins: Vec<Arc<Plugin>> = plugins.into_iter().map(Arc::new).collect();
-        let mut by_tool = HashMap::new();
-        let mut schemas = HashMap::new();
-        let mut order = Vec::new();
-        for (i, p) in plugins.iter().enumerate() {
-            for t in &p.description.tools {
-                if let Some((j, _)) = by_tool.get(&t.name) {
-                    let other: &Arc<Plugin> = &plugins[*j];
-                    return Err(format!(
-                        "tool `{}` is declared by both plugin `{}` and plugin `{}`; remove one of them",
-                        t.name,
-                        other.name(),
-                        p.name()
-                    ));
+        Registry::with_installed(plugins, LoadReport::default())
+    }
+
+    /// Loads the host's plugins (each must load) and the installed ones (each may be
+    /// refused; refusals are logged and kept for `statuses`).
+    pub async fn load(
+        runtime: &Runtime,
+        sources: Vec<PluginSource>,
+        home: Option<&PluginHome>,
+    ) -> anyhow::Result<Registry> {
+        let mut plugins = Vec::new();
+        for source in sources {
+            let plugin = runtime
+                .load(&source.label, &source.wasm, source.grants)
+                .await
+                .with_context(|| format!("loading plugin {}", source.label))?;
+            tracing::info!(
+                plugin = plugin.name(),
+                tools = plugin.description.tools.len(),
+                cache = ?plugin.cache_outcome,
+                ms = plugin.load_time.as_millis() as u64,
+                "plugin loaded"
+            );
+            plugins.push(plugin);
+        }
+        let installed = match home {
+            Some(home) => home.load_all(runtime).await,
+            None => LoadReport::default(),
+        };
+        for problem in &installed.problems {
+            tracing::warn!("installed plugins: {problem}");
+        }
+        let registry = Registry::with_installed(plugins, installed).map_err(anyhow::Error::msg)?;
+        for s in registry
+            .statuses
+            .iter()
+            .filter(|s| s.origin == Origin::Installed)
+        {
+            match &s.status {
+                Status::Loaded => tracing::info!(plugin = %s.name, "installed plugin loaded"),
+                Status::Refused(why) => {
+                    tracing::warn!(plugin = %s.name, "installed plugin not loaded: {why}")
                 }
-                let schema: serde_json::Value =
-                    serde_json::from_str(&t.input_schema).map_err(|e| {
-                        format!(
-                            "plugin `{}` publishes tool `{}` with a schema that is not JSON: {e}",
-                            p.name(),
-                            t.name
-                        )
-                    })?;
-                let problems = crate::contract::portability_violations(&schema);
-                if !problems.is_empty() {
-                    return Err(format!(
-                        "plugin `{}` publishes tool `{}` with a schema strict clients reject: {}; \
-                         use plain `type` strings and inline `enum`s",
-                        p.name(),
-                        t.name,
-                        problems.join("; ")
-                    ));
-                }
-                by_tool.insert(t.name.clone(), (i, t.clone()));
-                schemas.insert(t.name.clone(), schema);
-                order.push(t.name.clone());
+                Status::Replaced { .. } => {}
+            }
+            if let Some(note) = &s.held_back {
+                tracing::warn!(plugin = %s.name, "{note}");
             }
         }
-        Ok(Registry {
-            plugins,
-            by_tool,
-            schemas,
-            order,
-        })
+        Ok(registry)
+    }
+
+    /// Builds the registry from the host's plugins (a clash among them is an error) and
+    /// the installed ones (a clash or refusal leaves that one out, with the reason).
+    pub fn with_installed(plugins: Vec<Plugin>, installed: LoadReport) -> Result<Registry, String> {
+        let mut r = Registry {
+            plugins: Vec::new(),
+            by_tool: HashMap::new(),
+            schemas: HashMap::new(),
+            order: Vec::new(),
+            host_plugins: HashMap::new(),
+            statuses: Vec::new(),
+        };
+        for p in plugins {
+            let p = Arc::new(p);
+            let schemas = parse_schemas(&p)?;
+            if let Some(clash) = p
+                .description
+                .tools
+                .iter()
+                .find_map(|t| r.by_tool.get(&t.name).map(|(i, _)| (t, *i)))
+            {
+                return Err(format!(
+                    "tool `{}` is declared by both plugin `{}` and plugin `{}`; remove one of them",
+                    clash.0.name,
+                    r.plugins[clash.1].name(),
+                    p.name()
+                ));
+            }
+            r.host_plugins.insert(p.name().to_string(), r.plugins.len());
+            r.statuses.push(PluginStatus {
+                name: p.name().to_string(),
+                origin: Origin::Host,
+                version: Some(p.description.version.clone()),
+                grants: p.grants.clone(),
+                status: Status::Loaded,
+                held_back: None,
+                plugin: Some(p.clone()),
+                replaces: None,
+            });
+            r.add_tools(p, schemas);
+        }
+        for item in installed.plugins {
+            let mut status = PluginStatus {
+                name: item.name,
+                origin: Origin::Installed,
+                version: item.version,
+                grants: item.grants,
+                status: Status::Loaded,
+                held_back: item.held_back,
+                plugin: None,
+                replaces: item.replaces,
+            };
+            match item.outcome {
+                Err(why) => status.status = Status::Refused(why),
+                Ok(p) => {
+                    let p = Arc::new(p);
+                    let tools: Vec<String> =
+                        p.description.tools.iter().map(|t| t.name.clone()).collect();
+                    let mut problems =
+                        r.clashes(p.name(), &tools, status.replaces.as_deref(), None);
+                    let schemas = match parse_schemas(&p) {
+                        Ok(s) => Some(s),
+                        Err(e) => {
+                            problems.push(e);
+                            None
+                        }
+                    };
+                    match schemas {
+                        Some(schemas) if problems.is_empty() => {
+                            status.plugin = Some(p.clone());
+                            r.add_tools(p, schemas);
+                        }
+                        _ => status.status = Status::Refused(problems.join("; ")),
+                    }
+                }
+            }
+            r.statuses.push(status);
+        }
+        // A host plugin all of whose tools were taken over serves nothing.
+        for i in 0..r.statuses.len() {
+            let s = &r.statuses[i];
+            if s.origin != Origin::Host {
+                continue;
+            }
+            let Some(plugin) = s.plugin.clone() else {
+                continue;
+            };
+            let taken_by: Vec<usize> = plugin
+                .description
+                .tools
+                .iter()
+                .filter_map(|t| r.by_tool.get(&t.name).map(|(j, _)| *j))
+                .collect();
+            let own = r.host_plugins.get(plugin.name()).copied();
+            if !taken_by.is_empty() && taken_by.iter().all(|j| Some(*j) != own) {
+                r.statuses[i].status = Status::Replaced {
+                    by: r.plugins[taken_by[0]].name().to_string(),
+                };
+            }
+        }
+        Ok(r)
+    }
+
+    /// Registers `p`'s tools; a tool already present (taken over under `replaces`) keeps
+    /// its place in the list and answers from `p` from now on.
+    fn add_tools(&mut self, p: Arc<Plugin>, schemas: Vec<serde_json::Value>) {
+        let index = self.plugins.len();
+        for (t, schema) in p.description.tools.iter().zip(schemas) {
+            if self
+                .by_tool
+                .insert(t.name.clone(), (index, t.clone()))
+                .is_none()
+            {
+                self.order.push(t.name.clone());
+            }
+            self.schemas.insert(t.name.clone(), schema);
+        }
+        self.plugins.push(p);
+    }
+
+    /// Why a plugin named `name` declaring `tools` could not join the loaded ones (empty:
+    /// it can). A loaded plugin of the same name is ignored when `upgrading` names it,
+    /// since the newcomer would take its place; a host plugin's tools may be taken over
+    /// only by a plugin whose policy `replaces` it.
+    pub fn clashes(
+        &self,
+        name: &str,
+        tools: &[String],
+        replaces: Option<&str>,
+        upgrading: Option<&str>,
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(r) = replaces
+            && !self.host_plugins.contains_key(r)
+        {
+            let mut known: Vec<&str> = self.host_plugins.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            problems.push(format!(
+                "`replaces = \"{r}\"` names no built-in router; accepted: {}",
+                known.join(", ")
+            ));
+        }
+        if self.host_plugins.contains_key(name) && replaces != Some(name) {
+            problems.push(format!(
+                "the name `{name}` is taken by a built-in router; add it with `--replaces {name}` to take that router's place"
+            ));
+        }
+        for tool in tools {
+            let Some((i, _)) = self.by_tool.get(tool) else {
+                continue;
+            };
+            let owner = self.plugins[*i].name();
+            if upgrading == Some(owner) && !self.host_plugins.contains_key(owner) {
+                continue;
+            }
+            let is_host = self.host_plugins.get(owner) == Some(i);
+            if is_host && replaces == Some(owner) {
+                continue;
+            }
+            let fix = if is_host {
+                format!(
+                    "remove one of them, or let `{name}` take over the built-in router with `replaces = \"{owner}\"` (`scryer plugin add <file> --replaces {owner}`)"
+                )
+            } else {
+                "remove one of them".to_string()
+            };
+            problems.push(format!(
+                "tool `{tool}` is declared by both plugin `{owner}` and plugin `{name}`; {fix}"
+            ));
+        }
+        problems
     }
 
     /// The parsed input schema of a loaded tool.
@@ -83,7 +312,41 @@ impl Registry {
         self.order.iter().map(String::as_str).collect()
     }
 
+    /// Every loaded plugin, including host plugins whose tools were all taken over.
     pub fn plugins(&self) -> &[Arc<Plugin>] {
         &self.plugins
     }
+
+    /// Every plugin the host was given or found installed, loaded or not, with why not.
+    pub fn statuses(&self) -> &[PluginStatus] {
+        &self.statuses
+    }
+}
+
+/// Each tool's schema, parsed and checked for portability.
+fn parse_schemas(p: &Plugin) -> Result<Vec<serde_json::Value>, String> {
+    p.description
+        .tools
+        .iter()
+        .map(|t| {
+            let schema: serde_json::Value = serde_json::from_str(&t.input_schema).map_err(|e| {
+                format!(
+                    "plugin `{}` publishes tool `{}` with a schema that is not JSON: {e}",
+                    p.name(),
+                    t.name
+                )
+            })?;
+            let problems = crate::contract::portability_violations(&schema);
+            if !problems.is_empty() {
+                return Err(format!(
+                    "plugin `{}` publishes tool `{}` with a schema strict clients reject: {}; \
+                     use plain `type` strings and inline `enum`s",
+                    p.name(),
+                    t.name,
+                    problems.join("; ")
+                ));
+            }
+            Ok(schema)
+        })
+        .collect()
 }
