@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use rmcp::ServiceExt;
 use scryer_runtime::{Grants, Limits};
 use scryer_server::contract::{AlwaysLoad, Profile};
 use scryer_server::{Format, PluginSource, Server, ServerConfig, SessionOptions};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+mod daemon;
 mod plugin_cmd;
+mod serve;
 
 #[derive(Parser)]
 #[command(
@@ -62,8 +62,18 @@ enum Command {
         #[arg(long, value_enum, default_value = "json")]
         format: FormatArg,
         /// An extra router component to load (granted the read-only router interfaces).
+        /// Serves in this process, as `--no-daemon` does.
         #[arg(long = "plugin", value_name = "FILE.wasm")]
         plugins: Vec<PathBuf>,
+        /// Serve in this process instead of through the database's shared daemon
+        /// (also: SCRYER_DAEMON=off).
+        #[arg(long)]
+        no_daemon: bool,
+    },
+    /// The daemon that owns a database and serves every session on it.
+    Daemon {
+        #[command(subcommand)]
+        command: daemon::DaemonCommand,
     },
     /// Index a directory now and print what was found.
     Index {
@@ -146,44 +156,6 @@ async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -
     .await
 }
 
-/// Standard input with invalid UTF-8 replaced (U+FFFD), line by line, so one bad byte
-/// in a message costs that message's strings, not the message or the session.
-fn sanitized_stdin() -> tokio::io::DuplexStream {
-    let (reader, mut writer) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        let mut stdin = BufReader::new(tokio::io::stdin());
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match stdin.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let text = String::from_utf8_lossy(&line);
-                    if writer.write_all(text.as_bytes()).await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        let _ = writer.shutdown().await;
-    });
-    reader
-}
-
-async fn serve(cli: &Cli, options: SessionOptions, plugins: &[PathBuf]) -> Result<()> {
-    let server = build_server(cli, plugins, true).await?;
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let session = server.open_session(cwd, options).await?;
-    let handler = server.mcp_session(session);
-    let running = handler
-        .serve((sanitized_stdin(), tokio::io::stdout()))
-        .await
-        .context("starting the MCP session")?;
-    let _ = running.waiting().await;
-    server.close_session(session);
-    Ok(())
-}
-
 async fn index(cli: &Cli, path: &std::path::Path) -> Result<()> {
     let server = build_server(cli, &[], false).await?;
     let p = server.index_path(path).await?;
@@ -234,6 +206,7 @@ fn run() -> Result<()> {
                 project,
                 format,
                 plugins,
+                no_daemon,
             } => {
                 let options = SessionOptions {
                     tools: Profile::parse(tools).map_err(anyhow::Error::msg)?,
@@ -245,7 +218,17 @@ fn run() -> Result<()> {
                     },
                     project: project.clone(),
                 };
-                serve(&cli, options, plugins).await
+                let wire = scryer_server::daemon::WireOptions {
+                    tools: Some(tools.clone()),
+                    always_load: Some(always_load.clone()),
+                    max_tokens: *max_tokens,
+                    project: project.clone(),
+                    format: Some(format.to_possible_value().unwrap().get_name().into()),
+                };
+                serve::run(&cli, options, wire, plugins, *no_daemon).await
+            }
+            Command::Daemon { command } => {
+                daemon::run(&cli, &cli.db.clone().unwrap_or_else(default_db), command).await
             }
             Command::Index { path } => index(&cli, path).await,
             Command::Plugin { command } => {

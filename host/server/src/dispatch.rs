@@ -12,7 +12,7 @@ use scryer_runtime::{CallFailure, CallScope};
 use serde_json::{Map, Value};
 
 use crate::projects::IndexState;
-use crate::{Format, Server, budget, unknown_project};
+use crate::{Format, Server, budget};
 
 /// What telemetry learns while a call is answered.
 #[derive(Default)]
@@ -152,7 +152,7 @@ impl Server {
             Err(e) => return CallOutcome::error(format!("invalid argument: {e}")),
         };
 
-        let project = match self.resolve_project(&session, &args).await {
+        let project = match self.session_project(session_id, &session, &mut args).await {
             Ok(p) => p,
             Err(e) => return CallOutcome::error(e),
         };
@@ -284,63 +284,6 @@ impl Server {
             }
         }
     }
-
-    /// The project a call is about: the `file_path`'s project (longest root prefix), else
-    /// an explicit `project` (which must exist), else the session's active project, else
-    /// the project holding the session's working directory, else the only project.
-    async fn resolve_project(
-        &self,
-        session: &crate::SessionState,
-        args: &Map<String, Value>,
-    ) -> Result<Option<ProjectRow>, String> {
-        let db = self.core.projects.db();
-        let all = db
-            .projects()
-            .await
-            .map_err(|e| format!("internal error: {e:#}"))?;
-        let explicit = host_str(args, "project").map_err(|e| format!("invalid argument: {e}"))?;
-        if let Some(sel) = explicit {
-            let found = db
-                .project_by_selector(sel)
-                .await
-                .map_err(|e| format!("internal error: {e:#}"))?;
-            return match found {
-                Some(p) => Ok(Some(p)),
-                None => {
-                    let known: Vec<String> = all.iter().map(|p| p.slug.clone()).collect();
-                    Err(unknown_project(sel, &known))
-                }
-            };
-        }
-        if let Ok(Some(fp)) = host_str(args, "file_path") {
-            let path = Path::new(fp);
-            if path.is_absolute() && !fp.contains('\0') {
-                let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-                if let Some(p) = longest_root(&all, &canonical) {
-                    return Ok(Some(p.clone()));
-                }
-            }
-        }
-        if let Some(id) = session.active_project
-            && let Some(p) = all.iter().find(|p| p.id == id)
-        {
-            return Ok(Some(p.clone()));
-        }
-        if let Some(p) = longest_root(&all, &session.cwd) {
-            return Ok(Some(p.clone()));
-        }
-        Ok(if all.len() == 1 {
-            all.into_iter().next()
-        } else {
-            None
-        })
-    }
-}
-
-fn longest_root<'a>(all: &'a [ProjectRow], path: &Path) -> Option<&'a ProjectRow> {
-    all.iter()
-        .filter(|p| path.starts_with(&p.root))
-        .max_by_key(|p| p.root.len())
 }
 
 /// The distinct project files a JSON answer names, in order of appearance, at most

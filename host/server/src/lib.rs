@@ -10,6 +10,7 @@
 
 mod budget;
 pub mod contract;
+pub mod daemon;
 mod deps;
 mod dispatch;
 mod host_services;
@@ -19,6 +20,7 @@ mod paths;
 mod projects;
 mod registry;
 mod search_cache;
+mod session;
 pub mod telemetry;
 pub mod tokens;
 mod watcher;
@@ -63,9 +65,28 @@ pub struct SessionOptions {
 /// What the host knows about one MCP session.
 #[derive(Clone, Debug)]
 pub struct SessionState {
+    /// The client's working directory (sent in the daemon handshake), never the
+    /// daemon's own: relative paths and the cwd tier of project resolution use it.
     pub cwd: PathBuf,
     pub active_project: Option<i64>,
     pub options: SessionOptions,
+    /// The client's workspace roots from `roots/list`, when it offers them; they take
+    /// the place of `cwd` when a call names no project.
+    pub roots: Vec<PathBuf>,
+    /// Whether the session already tried registering its cwd as a project.
+    pub cwd_registered: bool,
+}
+
+impl SessionState {
+    fn new(cwd: PathBuf, options: SessionOptions) -> SessionState {
+        SessionState {
+            cwd,
+            active_project: None,
+            options,
+            roots: Vec::new(),
+            cwd_registered: false,
+        }
+    }
 }
 
 /// A plugin to load: its label (for errors), bytes, and grants.
@@ -105,22 +126,36 @@ impl Core {
             .unwrap_or_else(|p| p.into_inner())
             .get(&id)
             .cloned()
-            .unwrap_or_else(|| SessionState {
-                cwd: std::env::current_dir().unwrap_or_default(),
-                active_project: None,
-                options: SessionOptions::default(),
+            .unwrap_or_else(|| {
+                SessionState::new(
+                    std::env::current_dir().unwrap_or_default(),
+                    SessionOptions::default(),
+                )
             })
     }
 
-    pub(crate) fn set_active_project(&self, session: u64, project: i64) {
+    /// Changes one session's state (nothing if the session is closed).
+    pub(crate) fn update_session(&self, session: u64, change: impl FnOnce(&mut SessionState)) {
         if let Some(s) = self
             .sessions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get_mut(&session)
         {
-            s.active_project = Some(project);
+            change(s);
         }
+    }
+
+    pub(crate) fn set_active_project(&self, session: u64, project: i64) {
+        self.update_session(session, |s| s.active_project = Some(project));
+    }
+
+    /// How many sessions are open.
+    pub(crate) fn session_count(&self) -> usize {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
     }
 
     /// A deleted project is no session's active project any more.
@@ -242,18 +277,13 @@ impl Server {
             };
             active = Some(p.id);
         }
+        let mut state = SessionState::new(cwd, options);
+        state.active_project = active;
         self.core
             .sessions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(
-                id,
-                SessionState {
-                    cwd,
-                    active_project: active,
-                    options,
-                },
-            );
+            .insert(id, state);
         Ok(id)
     }
 
@@ -299,6 +329,16 @@ impl Server {
             .ok_or_else(|| anyhow::anyhow!("unknown project {project}"))?;
         self.core.set_active_project(session, p.id);
         Ok(())
+    }
+
+    /// How many sessions are open.
+    pub fn session_count(&self) -> usize {
+        self.core.session_count()
+    }
+
+    /// The session's state (a default one for an unknown id).
+    pub fn session_state(&self, id: u64) -> SessionState {
+        self.core.session(id)
     }
 
     pub fn close_session(&self, id: u64) {

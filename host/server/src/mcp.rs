@@ -2,6 +2,8 @@
 //! tools/call through `dispatch`. The only module that knows MCP protocol types.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
@@ -10,7 +12,7 @@ use rmcp::model::{
     JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities,
     ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 
 use crate::Server;
 use crate::contract::publish_schema;
@@ -22,7 +24,13 @@ pub struct McpSession {
     server: Server,
     session: u64,
     tools: Arc<Vec<Tool>>,
+    /// The client's roots must be (re)read before the next call: set at start and by
+    /// `notifications/roots/list_changed`.
+    roots_stale: Arc<AtomicBool>,
 }
+
+/// How long a call waits for the client to answer `roots/list`.
+const ROOTS_WAIT: Duration = Duration::from_secs(5);
 
 impl McpSession {
     pub(crate) fn new(server: Server, session: u64) -> McpSession {
@@ -62,6 +70,43 @@ impl McpSession {
             server,
             session,
             tools: Arc::new(tools),
+            roots_stale: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
+    /// Reads the client's roots into the session when they are stale and the client
+    /// offers them. Done on the call path, so the call that follows already sees them.
+    /// (rmcp marks roots deprecated by SEP-2577; clients in use still send them.)
+    #[allow(deprecated)]
+    async fn refresh_roots(&self, peer: &Peer<RoleServer>) {
+        let offers_roots = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers_roots || !self.roots_stale.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        match tokio::time::timeout(ROOTS_WAIT, peer.list_roots()).await {
+            Ok(Ok(listed)) => {
+                let roots: Vec<_> = listed
+                    .roots
+                    .iter()
+                    .filter_map(|r| crate::session::root_uri_path(&r.uri))
+                    .collect();
+                tracing::debug!(session = self.session, roots = ?roots, "client roots");
+                self.server
+                    .core
+                    .update_session(self.session, |s| s.roots = roots);
+            }
+            // A client that offers roots but cannot list them keeps the cwd tier; it is
+            // asked again after its next list_changed notification.
+            Ok(Err(e)) => {
+                tracing::info!(session = self.session, error = %e, "roots/list failed")
+            }
+            Err(_) => tracing::info!(
+                session = self.session,
+                "roots/list unanswered after {} s",
+                ROOTS_WAIT.as_secs()
+            ),
         }
     }
 
@@ -89,8 +134,9 @@ impl ServerHandler for McpSession {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        self.refresh_roots(&context.peer).await;
         let outcome = self
             .server
             .call_tool(self.session, &request.name, request.arguments)
@@ -102,5 +148,9 @@ impl ServerHandler for McpSession {
             CallToolResult::success(content)
         }
         .into())
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.roots_stale.store(true, Ordering::Release);
     }
 }

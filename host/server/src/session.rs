@@ -1,0 +1,264 @@
+//! Which project a call is about, decided per session (the context cascade):
+//!
+//! 1. `file_path`: the registered project with the longest canonical root holding it.
+//!    An absolute path decides alone; a relative one is joined onto the session's cwd
+//!    (not the daemon's) and decides when that file exists and no `project` is given.
+//! 2. An explicit `project` (slug, id or root path); an unknown one is an error.
+//! 3. The session's active project (`switch_active_project`, `--project`).
+//! 4. The session roots: the client's `roots/list` when it offers roots, else the cwd.
+//! 5. The only registered project, when there is exactly one.
+//!
+//! When nothing matches and the session root is a project directory, it is registered
+//! and indexed in the background (once per session); the call then waits for the first
+//! index like any call on a project being built.
+
+use std::path::{Path, PathBuf};
+
+use scryer_db::ProjectRow;
+use serde_json::{Map, Value};
+
+use crate::paths::{normalize, project_relative};
+use crate::{Server, SessionState, unknown_project};
+
+/// Files whose presence makes a directory a project root worth indexing unasked.
+const PROJECT_MARKERS: &[&str] = &[
+    "Cargo.toml",
+    ".git",
+    "go.mod",
+    "pyproject.toml",
+    "setup.py",
+    "package.json",
+    "tsconfig.json",
+];
+
+fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, String> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.trim())),
+        Some(other) => Err(format!(
+            "invalid argument: `{name}` must be a string, got {other}"
+        )),
+    }
+}
+
+/// The project whose root is the longest prefix of `path` (component-wise).
+pub(crate) fn longest_root<'a>(all: &'a [ProjectRow], path: &Path) -> Option<&'a ProjectRow> {
+    all.iter()
+        .filter(|p| path.starts_with(&p.root))
+        .max_by_key(|p| p.root.len())
+}
+
+/// `path` with symlinks resolved when it exists, else lexically normalized.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .ok()
+        .or_else(|| normalize(path))
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
+/// A `roots/list` URI as a local path: `file://` URIs only, percent-escapes decoded.
+pub(crate) fn root_uri_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    // `file://host/path`: only the local host (empty or `localhost`) is a local path.
+    let path = match rest.strip_prefix("localhost") {
+        Some(p) if p.starts_with('/') => p,
+        _ if rest.starts_with('/') => rest,
+        _ => return None,
+    };
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let decoded = String::from_utf8(out).ok()?;
+    if decoded.contains('\0') {
+        return None;
+    }
+    Some(PathBuf::from(decoded))
+}
+
+/// Whether `dir` looks like a project root (and is not the home directory or `/`, which
+/// would make an accidental index of everything).
+fn is_project_root(dir: &Path) -> bool {
+    if dir.parent().is_none() || std::env::home_dir().is_some_and(|h| h == dir) {
+        return false;
+    }
+    dir.is_dir() && PROJECT_MARKERS.iter().any(|m| dir.join(m).exists())
+}
+
+impl Server {
+    /// The project a call is about (the cascade in this module's header). May rewrite a
+    /// cwd-relative `file_path` to the project-relative path routers read.
+    pub(crate) async fn session_project(
+        &self,
+        session_id: u64,
+        session: &SessionState,
+        args: &mut Map<String, Value>,
+    ) -> Result<Option<ProjectRow>, String> {
+        let db = self.core.projects.db();
+        let all = db
+            .projects()
+            .await
+            .map_err(|e| format!("internal error: {e:#}"))?;
+        let explicit = arg_str(args, "project")?;
+
+        // 1. file_path.
+        if let Ok(Some(fp)) = arg_str(args, "file_path")
+            && !fp.contains('\0')
+        {
+            let raw = fp.strip_prefix("file://").unwrap_or(fp);
+            let path = Path::new(raw);
+            if path.is_absolute() {
+                if let Some(p) = longest_root(&all, &canonical(path)) {
+                    return Ok(Some(p.clone()));
+                }
+            } else if explicit.is_none() {
+                let joined = session.cwd.join(path);
+                if joined.exists() {
+                    let real = canonical(&joined);
+                    if let Some(p) = longest_root(&all, &real)
+                        && let Ok(rel) =
+                            project_relative(Path::new(&p.root), &real.to_string_lossy())
+                    {
+                        // Routers read relative paths against the project root.
+                        args.insert("file_path".into(), Value::String(rel));
+                        return Ok(Some(p.clone()));
+                    }
+                }
+            }
+        }
+
+        // 2. explicit project.
+        if let Some(sel) = explicit {
+            let found = db
+                .project_by_selector(sel)
+                .await
+                .map_err(|e| format!("internal error: {e:#}"))?;
+            return match found {
+                Some(p) => Ok(Some(p)),
+                None => {
+                    let known: Vec<String> = all.iter().map(|p| p.slug.clone()).collect();
+                    Err(unknown_project(sel, &known))
+                }
+            };
+        }
+
+        // 3. the session's active project.
+        if let Some(id) = session.active_project
+            && let Some(p) = all.iter().find(|p| p.id == id)
+        {
+            return Ok(Some(p.clone()));
+        }
+
+        // 4. the session roots, else its cwd.
+        let roots: Vec<PathBuf> = if session.roots.is_empty() {
+            vec![canonical(&session.cwd)]
+        } else {
+            session.roots.iter().map(|r| canonical(r)).collect()
+        };
+        if let Some(p) = roots.iter().find_map(|r| longest_root(&all, r)) {
+            return Ok(Some(p.clone()));
+        }
+
+        // 5. the only project.
+        if all.len() == 1 {
+            return Ok(all.into_iter().next());
+        }
+
+        if !session.cwd_registered {
+            self.core
+                .update_session(session_id, |s| s.cwd_registered = true);
+            if let Some(root) = roots.iter().find(|r| is_project_root(r)) {
+                return self.register_in_background(root).await.map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Registers `root` and starts its index run without waiting for it.
+    async fn register_in_background(&self, root: &Path) -> Result<ProjectRow, String> {
+        let project = self
+            .core
+            .projects
+            .register(root)
+            .await
+            .map_err(|e| format!("internal error: registering {}: {e:#}", root.display()))?;
+        tracing::info!(project = %project.slug, root = %root.display(), "registering the session's project");
+        if let Some(w) = &self.core.watcher {
+            w.watch(&project);
+        }
+        drop(self.core.projects.start_index(&project).await);
+        Ok(project)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64, root: &str) -> ProjectRow {
+        ProjectRow {
+            id,
+            slug: format!("p{id}"),
+            root: root.into(),
+            crate_name: None,
+            indexed_at: None,
+            index_complete: true,
+            last_index_ms: None,
+            last_error: None,
+        }
+    }
+
+    #[test]
+    fn the_longest_root_wins_component_wise() {
+        let all = [row(1, "/w/a"), row(2, "/w/a/inner"), row(3, "/w/ab")];
+        let of = |p: &str| longest_root(&all, Path::new(p)).map(|r| r.id);
+        assert_eq!(of("/w/a/src/lib.rs"), Some(1));
+        assert_eq!(of("/w/a/inner/src/lib.rs"), Some(2));
+        // `/w/ab` is not inside `/w/a`.
+        assert_eq!(of("/w/ab/x.rs"), Some(3));
+        assert_eq!(of("/elsewhere"), None);
+    }
+
+    #[test]
+    fn root_uris_become_local_paths() {
+        assert_eq!(
+            root_uri_path("file:///home/u/my%20proj"),
+            Some(PathBuf::from("/home/u/my proj"))
+        );
+        assert_eq!(
+            root_uri_path("file://localhost/srv/x"),
+            Some(PathBuf::from("/srv/x"))
+        );
+        assert_eq!(root_uri_path("file://otherhost/srv/x"), None);
+        assert_eq!(root_uri_path("https://example.com/x"), None);
+        assert_eq!(root_uri_path("file:///a/%00b"), None);
+        // A stray percent sign stays as written.
+        assert_eq!(
+            root_uri_path("file:///a/100%"),
+            Some(PathBuf::from("/a/100%"))
+        );
+    }
+
+    #[test]
+    fn project_roots_are_recognised_but_not_home_or_slash() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!is_project_root(dir.path()));
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        assert!(is_project_root(dir.path()));
+        assert!(!is_project_root(Path::new("/")));
+    }
+}
