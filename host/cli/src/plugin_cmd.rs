@@ -290,14 +290,12 @@ async fn add(
     let cand = inspect(&runtime, file).await?;
     let name = cand.name().to_string();
 
-    let _lock = home.lock().map_err(anyhow::Error::msg)?;
-    let mut policy = home.read_policy().map_err(anyhow::Error::msg)?;
-    let existing = policy.plugins.get(&name).cloned();
+    let policy = home.read_policy().map_err(anyhow::Error::msg)?;
+    let existing = policy.plugins.get(&name);
     let replaces = replaces
         .map(str::to_string)
-        .or_else(|| existing.as_ref().and_then(|e| e.replaces.clone()));
+        .or_else(|| existing.and_then(|e| e.replaces.clone()));
     let upgrading = existing
-        .as_ref()
         .filter(|e| e.receipt.is_some())
         .map(|_| name.as_str());
     let clashes = registry.clashes(&name, &cand.tools(), replaces.as_deref(), upgrading);
@@ -307,6 +305,12 @@ async fn add(
             clashes.join("; ")
         );
     }
+
+    // Validated: nothing was written so far. The entry is computed again under the
+    // lock, from the policy as it is now.
+    let _lock = home.lock().map_err(anyhow::Error::msg)?;
+    let mut policy = home.read_policy().map_err(anyhow::Error::msg)?;
+    let existing = policy.plugins.get(&name).cloned();
     let granted = existing
         .as_ref()
         .map(PluginPolicy::granted)
@@ -570,5 +574,76 @@ mod tests {
             home(Some(Path::new("/c"))).policy_path(),
             PathBuf::from("/c/policy.toml")
         );
+    }
+
+    fn receipt(bytes: &[u8], needs: &[&str], version: &str) -> Receipt {
+        Receipt {
+            sha256: sha256_hex(bytes),
+            version: version.into(),
+            wit: Some("0.1.0".into()),
+            needs: needs.iter().map(|s| s.to_string()).collect(),
+            tools: vec!["t".into()],
+            approved_at: 1,
+        }
+    }
+
+    /// An installed 1.0 (tokens) with a held-back 2.0 that also needs index-read.
+    fn held_back_upgrade() -> (tempfile::TempDir, PluginHome) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = PluginHome::new(dir.path());
+        let mut policy = policy::Policy::default();
+        policy.plugins.insert(
+            "p".into(),
+            PluginPolicy {
+                grants: vec!["tokens".into()],
+                replaces: None,
+                receipt: Some(receipt(b"v1", &["tokens"], "1.0.0")),
+                pending: Some(receipt(b"v2", &["tokens", "index-read"], "2.0.0")),
+            },
+        );
+        home.publish("p", b"v1", false, &policy).unwrap();
+        home.publish("p", b"v2", true, &policy).unwrap();
+        (dir, home)
+    }
+
+    #[test]
+    fn granting_what_a_held_back_upgrade_needs_installs_it() {
+        let (_dir, home) = held_back_upgrade();
+        grant(&home, "p", &["log".into()]).unwrap();
+        assert_eq!(std::fs::read(home.wasm_path("p")).unwrap(), b"v1");
+        assert!(home.read_policy().unwrap().plugins["p"].pending.is_some());
+
+        grant(&home, "p", &["index-read".into()]).unwrap();
+        assert_eq!(std::fs::read(home.wasm_path("p")).unwrap(), b"v2");
+        assert!(!home.pending_path("p").exists());
+        let entry = &home.read_policy().unwrap().plugins["p"];
+        assert!(entry.pending.is_none());
+        assert_eq!(entry.receipt.as_ref().unwrap().version, "2.0.0");
+        assert_eq!(entry.grants, ["index-read", "tokens", "log"]);
+    }
+
+    #[test]
+    fn a_held_back_upgrade_whose_bytes_changed_is_not_installed() {
+        let (_dir, home) = held_back_upgrade();
+        std::fs::write(home.pending_path("p"), b"tampered").unwrap();
+        let e = grant(&home, "p", &["index-read".into()]).unwrap_err();
+        assert!(e.to_string().contains("no longer match its receipt"), "{e}");
+        assert_eq!(std::fs::read(home.wasm_path("p")).unwrap(), b"v1");
+        let entry = &home.read_policy().unwrap().plugins["p"];
+        assert!(entry.pending.is_some() && entry.grants == ["tokens"]);
+    }
+
+    #[test]
+    fn grant_names_what_is_installed_when_the_plugin_is_not() {
+        let (_dir, home) = held_back_upgrade();
+        let e = grant(&home, "q", &["tokens".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no installed plugin `q`") && e.contains("installed: p"),
+            "{e}"
+        );
+        let e = grant(&home, "p", &["root".into()]).unwrap_err().to_string();
+        assert!(e.contains("\"root\"") && e.contains("index-read"), "{e}");
     }
 }
