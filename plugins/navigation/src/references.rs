@@ -132,13 +132,16 @@ pub fn find_references(
         );
     }
 
+    let with_text = q.view != View::Files;
     if let [c] = candidates[..] {
         let usages = names.usages_of(host, c, sites)?;
+        let declaration = names.trait_declaration(host, c, with_text)?;
         // (site, tied by name only): an open tie is one nothing written decides either.
         let group: Vec<(&Site, bool)> = usages
             .tied
             .iter()
             .map(|&(k, tie)| (&sites[k], tie != Tie::Exact))
+            .chain(declaration.iter().map(|d| (d, false)))
             .collect();
         let name_matched = group.iter().filter(|(_, by_name)| *by_name).count();
         let mut notes = Vec::new();
@@ -425,17 +428,23 @@ fn render_ambiguous(
 ) -> ToolResult<String> {
     let (defs, sites) = (&names.defs, &names.sites);
     let families: Vec<Vec<usize>> = candidates.iter().map(|&c| names.family(c)).collect();
+    let declarations = candidates
+        .iter()
+        .map(|&c| names.trait_declaration(host, c, q.view != View::Files))
+        .collect::<ToolResult<Vec<Option<Site>>>>()?;
     // A trait item and its implementations answer as one: each of their groups holds
     // the uses of all of them, as asking for any one of them would.
     let mut groups: Vec<(usize, Vec<&Site>)> = candidates
         .iter()
         .zip(&families)
-        .map(|(&c, family)| {
+        .zip(&declarations)
+        .map(|((&c, family), declaration)| {
             let mut g: Vec<&Site> = sites
                 .iter()
                 .zip(attributed)
                 .filter(|(_, a)| matches!(a, Attribution::Resolved(i, _) if family.contains(i)))
                 .map(|(s, _)| s)
+                .chain(declaration)
                 .collect();
             g.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
             (c, g)

@@ -196,12 +196,12 @@ pub fn build_scope<H: Host + ?Sized>(
         .iter()
         .filter_map(|&c| defs[c].owner.as_deref())
         .collect();
-    // The trait a focus item implements (`impl Trait for T { type Item }`): whether it
-    // is a trait decides the item's family (see `NameIndex::family`).
-    owners.extend(
-        focus
+    // What an `implements` use names is a trait by construction (`impl Trait for T`).
+    scope.trait_owners.extend(
+        sites
             .iter()
-            .filter_map(|&c| implemented_trait(sites, &defs[c])),
+            .filter(|s| s.kind == "implements")
+            .filter_map(|s| s.qualifier.clone()),
     );
     owners.extend(owner_count.keys().copied());
     let mut seen = HashSet::new();
@@ -218,7 +218,13 @@ pub fn build_scope<H: Host + ?Sized>(
             .owner_imports
             .insert(owner.to_string(), resolve::imports_by_file(&owner_sites));
     }
-    for owner in owners.iter().take(8) {
+    let unknown: Vec<&str> = owners
+        .iter()
+        .copied()
+        .filter(|o| !scope.trait_owners.contains(*o))
+        .take(8)
+        .collect();
+    for owner in unknown {
         if host
             .symbols_by_name(owner)?
             .iter()
@@ -337,13 +343,16 @@ impl NameIndex {
 
     /// The definitions that answer as one for references: a trait's item and the impl
     /// items implementing it (`impl Trait for T { fn f }`, known by their `implements`
-    /// use). Asked about either, rust-analyzer lists the uses of all of them. Anything
-    /// else is a family of one.
+    /// use). Asked about the trait's item, rust-analyzer lists the uses of all of them;
+    /// asked about an impl's associated type or constant, too, but not about an impl's
+    /// method (its callers through the trait are not its own). Anything else is a
+    /// family of one.
     pub fn family(&self, c: usize) -> Vec<usize> {
         let def = &self.defs[c];
         let is_trait = |o: &str| self.scope.trait_owners.contains(o);
         let trait_item = match def.owner.as_deref() {
             Some(o) if is_trait(o) => Some(c),
+            _ if matches!(def.kind.as_str(), "method" | "function") => None,
             _ => implemented_trait(&self.sites, def)
                 .filter(|t| is_trait(t))
                 .and_then(|t| self.defs.iter().position(|d| d.owner.as_deref() == Some(t))),
@@ -366,6 +375,42 @@ impl NameIndex {
             family.push(c);
         }
         family
+    }
+
+    /// Asked about an impl's associated type or constant, rust-analyzer lists the
+    /// trait's declaration of it among the references: that declaration as a site
+    /// (kind `declaration`), or `None` when `c` is not such an item.
+    pub fn trait_declaration<H: Host + ?Sized>(
+        &self,
+        host: &H,
+        c: usize,
+        with_line_text: bool,
+    ) -> ToolResult<Option<Site>> {
+        let t = self.family(c)[0];
+        if t == c {
+            return Ok(None);
+        }
+        let d = &self.defs[t];
+        let line_text = if with_line_text {
+            host.read_lines(&d.file_path, d.start_line, d.start_line)?
+                .into_iter()
+                .next()
+        } else {
+            None
+        };
+        let column = line_text
+            .as_deref()
+            .and_then(|l| l.find(d.name.as_str()))
+            .map_or(1, |i| i as u32 + 1);
+        Ok(Some(Site {
+            file_path: d.file_path.clone(),
+            line: d.start_line,
+            column,
+            kind: "declaration".into(),
+            qualifier: d.owner.clone(),
+            enclosing_symbol: d.qualified_name.clone(),
+            line_text,
+        }))
     }
 
     /// Which of `usage_sites` (this name's sites, or edges seen as sites) are uses of
@@ -625,6 +670,55 @@ mod tests {
         // `Circle::area` call (an implementation's use); `far.rs` never names Shape.
         assert_eq!(u.tied, [(0, Tie::Exact), (1, Tie::Open), (3, Tie::Exact)]);
         assert_eq!(u.unrelated, [2]);
+    }
+
+    #[test]
+    fn an_impls_associated_type_answers_with_its_trait_item_and_siblings() {
+        let host = Mem {
+            defs: vec![
+                def("k::Resolve::Out", "type_alias", Some("Resolve"), "src/r.rs"),
+                def("k::A::Out", "type_alias", Some("A"), "src/r.rs"),
+                def("k::B::Out", "type_alias", Some("B"), "src/r.rs"),
+                def("k::A::run", "method", Some("A"), "src/r.rs"),
+            ],
+            sites: vec![
+                site(
+                    "Out",
+                    "src/r.rs",
+                    "implements",
+                    Some("Resolve"),
+                    "k::A::Out",
+                ),
+                site(
+                    "Out",
+                    "src/r.rs",
+                    "implements",
+                    Some("Resolve"),
+                    "k::B::Out",
+                ),
+                site("Out", "src/r.rs", "type", Some("Self"), "k::B::run"),
+            ],
+        };
+        // No host call is needed to know `Resolve` is a trait: `impl Resolve for A` says so.
+        let n = NameIndex::load(&host, "Out", &["k::A::Out"], false).unwrap();
+        let a = n.position("k::A::Out").unwrap();
+        let family: Vec<&str> = n
+            .family(a)
+            .iter()
+            .map(|&i| n.defs[i].qualified_name.as_str())
+            .collect();
+        assert_eq!(family, ["k::Resolve::Out", "k::A::Out", "k::B::Out"]);
+        let declaration = n.trait_declaration(&host, a, false).unwrap().unwrap();
+        assert_eq!(
+            (
+                declaration.kind.as_str(),
+                declaration.enclosing_symbol.as_str()
+            ),
+            ("declaration", "k::Resolve::Out")
+        );
+        // Asked about the trait's own item, there is no extra declaration site.
+        let t = n.position("k::Resolve::Out").unwrap();
+        assert!(n.trait_declaration(&host, t, false).unwrap().is_none());
     }
 
     #[test]

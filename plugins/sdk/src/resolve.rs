@@ -279,6 +279,13 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
         // Items owned by a type or trait are reached only through that owner; a path
         // that does not end in it (`crate::Anchored`) means something else.
         let segs = segments(q);
+        // `std::fs::create_dir` is the standard library's, whatever this crate defines.
+        if segs
+            .first()
+            .is_some_and(|s| matches!(*s, "std" | "core" | "alloc") && *s != crate_name)
+        {
+            return Attribution::Excluded;
+        }
         if q != "Self" && segs.last() != Some(&"Self") {
             let (module, suffix) = import_target(q, &site.file_path, &crate_name);
             let unowned: Vec<usize> = compat
@@ -617,6 +624,26 @@ mod tests {
         assert_eq!(
             a(site("src/lib.rs", "call", None, "k::f")),
             Attribution::Excluded
+        );
+    }
+
+    #[test]
+    fn standard_library_paths_never_reach_the_crates_own_items() {
+        let defs = [def("k::fs::create_dir", "function", None, "src/fs.rs")];
+        let scope = Scope::default();
+        let a = |s: Site| attribute(&s, &defs, &scope);
+        assert_eq!(
+            a(site(
+                "src/fs.rs",
+                "call",
+                Some("std::fs"),
+                "k::fs::create_dir"
+            )),
+            Attribution::Excluded
+        );
+        assert_eq!(
+            a(site("src/fs.rs", "call", Some("crate::fs"), "k::fs::user")),
+            Attribution::Resolved(0, Strength::Path)
         );
     }
 
