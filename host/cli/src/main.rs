@@ -10,7 +10,10 @@ use scryer_server::contract::{AlwaysLoad, Profile};
 use scryer_server::{Format, PluginSource, Server, ServerConfig, SessionOptions};
 
 mod daemon;
+mod doctor;
+mod init;
 mod plugin_cmd;
+mod report;
 mod serve;
 
 #[derive(Parser)]
@@ -80,6 +83,31 @@ enum Command {
         /// The project root.
         path: PathBuf,
     },
+    /// Measured usage per tool: calls, errors, tokens, truncation, latency, follow-ups.
+    Report {
+        /// Only calls of the last while: 90s, 30m, 24h, 7d, 2w.
+        #[arg(long)]
+        since: Option<String>,
+        /// Only calls for one project (slug, id or root path).
+        #[arg(long)]
+        project: Option<String>,
+        /// Print JSON (the fields of get_token_savings_metrics, plus errors).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write or merge scryer's MCP server entry into a client's configuration.
+    Init {
+        #[arg(long, value_enum)]
+        client: init::Client,
+        /// The project's configuration (in the current directory), not the user's.
+        #[arg(long)]
+        project: bool,
+        /// Print what would change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Check the database, compile cache, plugins, daemon and client entries.
+    Doctor,
     /// Inspect plugins.
     Plugin {
         #[command(subcommand)]
@@ -231,6 +259,40 @@ fn run() -> Result<()> {
                 daemon::run(&cli, &cli.db.clone().unwrap_or_else(default_db), command).await
             }
             Command::Index { path } => index(&cli, path).await,
+            Command::Report {
+                since,
+                project,
+                json,
+            } => {
+                report::run(report::ReportArgs {
+                    db: cli.db.clone().unwrap_or_else(default_db),
+                    since: since.clone(),
+                    project: project.clone(),
+                    json: *json,
+                })
+                .await
+            }
+            Command::Init {
+                client,
+                project,
+                dry_run,
+            } => init::run(init::InitArgs {
+                client: *client,
+                project: *project,
+                dry_run: *dry_run,
+            }),
+            Command::Doctor => {
+                doctor::run(doctor::DoctorArgs {
+                    db: cli.db.clone().unwrap_or_else(default_db),
+                    compile_cache: (!cli.no_compile_cache).then(|| {
+                        cli.compile_cache
+                            .clone()
+                            .unwrap_or_else(default_compile_cache)
+                    }),
+                    plugin_home: plugin_cmd::home(cli.config_dir.as_deref()),
+                })
+                .await
+            }
             Command::Plugin { command } => {
                 let globals = plugin_cmd::Globals {
                     compile_cache: (!cli.no_compile_cache).then(|| {

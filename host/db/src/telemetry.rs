@@ -52,6 +52,14 @@ pub struct ToolUsageRow {
     pub followed_up: u32,
 }
 
+impl ToolUsageRow {
+    /// `n` of this tool's calls as a percentage with one decimal (what
+    /// `get_token_savings_metrics` and `scryer report` show as rates).
+    pub fn pct(&self, n: u32) -> f64 {
+        (f64::from(n) * 1000.0 / f64::from(self.calls.max(1))).round() / 10.0
+    }
+}
+
 /// The `q`-quantile (0..=1) of sorted values, nearest rank.
 fn quantile(sorted: &[u32], q: f64) -> u32 {
     if sorted.is_empty() {
@@ -102,6 +110,16 @@ pub fn aggregate(calls: &[ToolCallRow]) -> Vec<ToolUsageRow> {
 }
 
 impl Db {
+    /// Usage per tool of the calls since `since_ms` (all when `None`), for one project or
+    /// all: the one aggregation `get_token_savings_metrics` and `scryer report` share.
+    pub async fn tool_usage(
+        &self,
+        project_id: Option<i64>,
+        since_ms: Option<i64>,
+    ) -> Result<Vec<ToolUsageRow>> {
+        Ok(aggregate(&self.tool_calls(project_id, since_ms).await?))
+    }
+
     pub async fn record_tool_call(&self, c: &ToolCallRow) -> Result<()> {
         let conn = self.connect()?;
         conn.execute(
@@ -191,6 +209,62 @@ mod tests {
         // s1's first call was followed; s2's only call and s1's last were not.
         assert_eq!(usage[0].followed_up, 1);
         assert_eq!(usage[1].followed_up, 1);
+    }
+
+    #[test]
+    fn errors_quantiles_and_rates_per_tool() {
+        // Twenty calls with latencies 1..=20 ms in one session; every fifth one failed.
+        let calls: Vec<ToolCallRow> = (1..=20)
+            .map(|i| {
+                let mut c = call(i64::from(i), "s", "search_symbols", i * 10, i);
+                c.is_error = i % 5 == 0;
+                c
+            })
+            .collect();
+        let usage = aggregate(&calls);
+        assert_eq!(usage.len(), 1);
+        let u = &usage[0];
+        assert_eq!(u.errors, 4);
+        // Nearest rank: p50 of 1..=20 is the 10th value, p95 the 19th.
+        assert_eq!(u.latency_p50_ms, 10);
+        assert_eq!(u.latency_p95_ms, 19);
+        assert_eq!(u.tokens_p95, 190);
+        assert_eq!(u.tokens_mean, 105);
+        // Only the session's last call has nothing after it.
+        assert_eq!(u.followed_up, 19);
+        assert_eq!(u.pct(u.followed_up), 95.0);
+        assert_eq!(u.pct(u.errors), 20.0);
+        assert!(aggregate(&[]).is_empty());
+    }
+
+    #[test]
+    fn rates_round_to_one_decimal_and_survive_zero_calls() {
+        let u = ToolUsageRow {
+            calls: 3,
+            ..Default::default()
+        };
+        assert_eq!(u.pct(1), 33.3);
+        assert_eq!(u.pct(2), 66.7);
+        assert_eq!(ToolUsageRow::default().pct(0), 0.0);
+    }
+
+    #[tokio::test]
+    async fn usage_is_the_aggregate_of_the_stored_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        for c in [
+            call(10, "s", "a", 1, 1),
+            call(20, "s", "b", 2, 2),
+            call(30, "t", "a", 3, 3),
+        ] {
+            db.record_tool_call(&c).await.unwrap();
+        }
+        let all = db.tool_usage(None, None).await.unwrap();
+        assert_eq!(all, aggregate(&db.tool_calls(None, None).await.unwrap()));
+        assert_eq!((all[0].tool.as_str(), all[0].calls), ("a", 2));
+        let late = db.tool_usage(None, Some(15)).await.unwrap();
+        assert_eq!(late.len(), 2);
+        assert!(late.iter().all(|u| u.calls == 1));
     }
 
     #[tokio::test]
