@@ -273,23 +273,10 @@ impl Registry {
                 continue;
             };
             let owner = self.plugins[*i].name();
-            if upgrading == Some(owner) && !self.host_plugins.contains_key(owner) {
-                continue;
+            let owner_is_host = self.host_plugins.get(owner) == Some(i);
+            if let Some(p) = tool_clash(tool, owner, owner_is_host, name, replaces, upgrading) {
+                problems.push(p);
             }
-            let is_host = self.host_plugins.get(owner) == Some(i);
-            if is_host && replaces == Some(owner) {
-                continue;
-            }
-            let fix = if is_host {
-                format!(
-                    "remove one of them, or let `{name}` take over the built-in router with `replaces = \"{owner}\"` (`scryer plugin add <file> --replaces {owner}`)"
-                )
-            } else {
-                "remove one of them".to_string()
-            };
-            problems.push(format!(
-                "tool `{tool}` is declared by both plugin `{owner}` and plugin `{name}`; {fix}"
-            ));
         }
         problems
     }
@@ -323,6 +310,35 @@ impl Registry {
     }
 }
 
+/// Why `name` may not declare `tool`, already declared by `owner` (None: it may). A host
+/// plugin's tool may be taken over by a plugin that `replaces` it; an installed plugin's
+/// tools by its own upgrade.
+fn tool_clash(
+    tool: &str,
+    owner: &str,
+    owner_is_host: bool,
+    name: &str,
+    replaces: Option<&str>,
+    upgrading: Option<&str>,
+) -> Option<String> {
+    if owner_is_host && replaces == Some(owner) {
+        return None;
+    }
+    if !owner_is_host && upgrading == Some(owner) {
+        return None;
+    }
+    let fix = if owner_is_host {
+        format!(
+            "remove one of them, or let `{name}` take over the built-in router with `replaces = \"{owner}\"` (`scryer plugin add <file> --replaces {owner}`)"
+        )
+    } else {
+        "remove one of them".to_string()
+    };
+    Some(format!(
+        "tool `{tool}` is declared by both plugin `{owner}` and plugin `{name}`; {fix}"
+    ))
+}
+
 /// Each tool's schema, parsed and checked for portability.
 fn parse_schemas(p: &Plugin) -> Result<Vec<serde_json::Value>, String> {
     p.description
@@ -349,4 +365,48 @@ fn parse_schemas(p: &Plugin) -> Result<Vec<serde_json::Value>, String> {
             Ok(schema)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_clash;
+
+    #[test]
+    fn a_tool_declared_twice_names_both_plugins_and_the_fix() {
+        let e = tool_clash("find_references", "navigation", true, "nav2", None, None).unwrap();
+        assert!(
+            e.contains(
+                "`find_references` is declared by both plugin `navigation` and plugin `nav2`"
+            ) && e.contains("--replaces navigation"),
+            "{e}"
+        );
+        let e = tool_clash("t", "other", false, "mine", None, None).unwrap();
+        assert!(e.ends_with("remove one of them"), "{e}");
+    }
+
+    #[test]
+    fn replaces_and_upgrades_may_take_a_tool_over_and_nothing_else_may() {
+        assert_eq!(
+            tool_clash("t", "navigation", true, "n", Some("navigation"), None),
+            None
+        );
+        assert!(tool_clash("t", "navigation", true, "n", Some("search"), None).is_some());
+        assert_eq!(
+            tool_clash("t", "mine", false, "mine", None, Some("mine")),
+            None
+        );
+        // `replaces` names built-in routers only; an upgrade never takes a built-in's tool.
+        assert!(tool_clash("t", "mine", false, "n", Some("mine"), None).is_some());
+        assert!(
+            tool_clash(
+                "t",
+                "navigation",
+                true,
+                "navigation",
+                None,
+                Some("navigation")
+            )
+            .is_some()
+        );
+    }
 }
