@@ -81,11 +81,12 @@ pub fn run_dir() -> Result<PathBuf> {
 /// The database path as the daemon is keyed by it: absolute, its directory canonical
 /// (the file itself may not exist yet).
 pub fn canonical_db(db: &Path) -> PathBuf {
-    let abs = if db.is_absolute() {
+    let joined = if db.is_absolute() {
         db.to_path_buf()
     } else {
         std::env::current_dir().unwrap_or_default().join(db)
     };
+    let abs = crate::paths::normalize(&joined).unwrap_or(joined);
     match (abs.parent(), abs.file_name()) {
         (Some(dir), Some(name)) => std::fs::canonicalize(dir)
             .map(|d| d.join(name))
