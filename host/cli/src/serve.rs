@@ -330,7 +330,7 @@ impl Relay {
     }
 
     /// Whether a daemon line goes on to the client.
-    fn from_daemon(&mut self, line: &[u8]) -> bool {
+    fn pass_to_client(&mut self, line: &[u8]) -> bool {
         if let Kind::Response(id) = classify(line) {
             if self.swallow.as_ref() == Some(&id) {
                 self.swallow = None;
@@ -492,7 +492,7 @@ pub async fn serve_via_daemon(client: DaemonClient) -> Result<()> {
                 }
                 match line {
                     Some(line) => {
-                        if relay.from_daemon(&line) {
+                        if relay.pass_to_client(&line) {
                             to_stdout(&mut stdout, &line).await?;
                         }
                     }
@@ -536,7 +536,7 @@ mod tests {
     fn a_reconnect_replays_initialize_and_swallows_its_answer() {
         let mut relay = Relay::default();
         relay.sent(INIT, &classify(INIT));
-        assert!(relay.from_daemon(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#));
+        assert!(relay.pass_to_client(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#));
         relay.sent(INITIALIZED, &classify(INITIALIZED));
         relay.sent(CALL, &classify(CALL));
         // The daemon died with the call in flight: the client gets an error for it.
@@ -556,8 +556,8 @@ mod tests {
         assert_eq!(replay, vec![INIT.to_vec(), INITIALIZED.to_vec()]);
         relay.sent(next, &classify(next));
         // The second initialize answer is not the client's; the call's answer is.
-        assert!(!relay.from_daemon(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#));
-        assert!(relay.from_daemon(br#"{"jsonrpc":"2.0","id":8,"result":{}}"#));
+        assert!(!relay.pass_to_client(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#));
+        assert!(relay.pass_to_client(br#"{"jsonrpc":"2.0","id":8,"result":{}}"#));
         assert!(relay.pending.is_empty());
         assert!(relay.fail_pending().is_empty());
     }

@@ -490,6 +490,12 @@ where
     };
     drop(listener);
     drop(cleanup);
+    if exit == Exit::DatabaseGone {
+        // Nothing will ask for this database again (tests make one per run): leave no
+        // lock or log behind in the run directory.
+        let _ = std::fs::remove_file(&shared.paths.log);
+        let _ = std::fs::remove_file(&shared.paths.lock);
+    }
     tracing::info!(reason = ?exit, "daemon exiting");
     Ok(exit)
 }
