@@ -100,7 +100,7 @@ pub fn tools() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "get_token_savings_metrics",
-            description: "Measured usage per tool (never content): calls, answer tokens (mean, p95), \
+            description: "Measured usage per tool (never content): calls, errors, answer tokens (mean, p95), \
                 truncation rate, latency p50/p95, and how often a call was followed by another one. \
                 Optional `project` and `since_hours` narrow the window.",
             schema: json!({
@@ -125,6 +125,7 @@ fn usage_json(u: &scryer_plugin_sdk::host::ToolUsage) -> Value {
     json!({
         "tool": u.tool,
         "calls": u.calls,
+        "errors": u.errors,
         "tokens_mean": u.tokens_mean,
         "tokens_p95": u.tokens_p95,
         "truncated_pct": pct(u.truncated),
@@ -274,5 +275,28 @@ fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolR
             Ok(to_compact_json(&body))
         }
         other => Err(unknown_tool::<Admin>(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scryer_plugin_sdk::host::ToolUsage;
+
+    #[test]
+    fn usage_names_errors_next_to_calls_and_rounds_rates_to_one_decimal() {
+        let u = ToolUsage {
+            tool: "find_symbol".into(),
+            calls: 3,
+            errors: 2,
+            truncated: 1,
+            followed_up: 3,
+            ..ToolUsage::default()
+        };
+        let v = usage_json(&u);
+        assert_eq!(v["errors"], 2);
+        assert_eq!(v["calls"], 3);
+        assert_eq!(v["truncated_pct"], 33.3);
+        assert_eq!(v["follow_up_pct"], 100.0);
     }
 }

@@ -263,6 +263,7 @@ impl Host for WitHost {
         all(projects::usage(project, since_hours), |u| ToolUsage {
             tool: u.tool,
             calls: u.calls,
+            errors: u.errors,
             tokens_mean: u.tokens_mean,
             tokens_p95: u.tokens_p95,
             truncated: u.truncated,

@@ -135,6 +135,7 @@ pub struct ProjectStatus {
 pub struct ToolUsage {
     pub tool: String,
     pub calls: u32,
+    pub errors: u32,
     pub tokens_mean: u32,
     pub tokens_p95: u32,
     pub truncated: u32,

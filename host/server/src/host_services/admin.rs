@@ -64,14 +64,16 @@ impl HostImpl {
             None => None,
         };
         let since_ms = since_hours.map(|h| crate::telemetry::now_ms() - i64::from(h) * 3_600_000);
-        let calls = self
-            .block(self.core.projects.db().tool_calls(project_id, since_ms))
+        // The same aggregation `scryer report` prints, so the two never disagree.
+        let usage = self
+            .block(self.core.projects.db().tool_usage(project_id, since_ms))
             .map_err(internal)?;
-        Ok(scryer_db::aggregate(&calls)
+        Ok(usage
             .into_iter()
             .map(|u| ToolUsage {
                 tool: u.tool,
                 calls: u.calls,
+                errors: u.errors,
                 tokens_mean: u.tokens_mean,
                 tokens_p95: u.tokens_p95,
                 truncated: u.truncated,
