@@ -146,6 +146,12 @@ impl Args {
         )))
     }
 
+    /// The paging argument `offset` (from a previous answer's `next_offset`): 0 when
+    /// absent.
+    pub fn offset(&self) -> ToolResult<usize> {
+        Ok(self.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize)
+    }
+
     /// A list of strings; a bare string is a list of one.
     pub fn opt_str_list(&self, name: &str) -> ToolResult<Option<Vec<String>>> {
         match self.get(name) {
@@ -234,6 +240,20 @@ mod tests {
             .unwrap_err()
             .message;
         assert!(e.contains("`symbol` is required"), "{e}");
+    }
+
+    #[test]
+    fn offset_defaults_to_zero_and_refuses_negatives() {
+        assert_eq!(Args::parse("{}").unwrap().offset().unwrap(), 0);
+        assert_eq!(
+            Args::parse(r#"{"offset":"40"}"#).unwrap().offset().unwrap(),
+            40
+        );
+        let e = Args::parse(r#"{"offset":-1}"#)
+            .unwrap()
+            .offset()
+            .unwrap_err();
+        assert!(e.message.contains("`offset` is -1"), "{e}");
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //! - [`args::Args`]: typed access to arguments, lenient in what it accepts (`"12"` for a
 //!   number, `"true"` for a boolean, `null` for absent) and precise in its errors;
 //! - [`budget::fit_prefix`]: the largest prefix of a list whose rendering fits a budget;
+//! - [`listing`]: list answers — paging by `offset` with `complete`/`next_offset`/
+//!   `see_also` written one way, fitted with the host's token counter
+//!   ([`listing::paginate_for`]), and the text format's header and aligned rows;
 //! - [`ToolError`]: an error kind and a message that names what was wrong and what is
 //!   accepted.
 
@@ -16,6 +19,7 @@ pub mod attribution;
 pub mod budget;
 pub mod callgraph;
 pub mod host;
+pub mod listing;
 pub mod resolve;
 
 pub use host::{Ctx, Format, Host, Router, ToolSpec};
