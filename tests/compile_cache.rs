@@ -15,6 +15,8 @@ fn plugin_list(cache: &Path, state: &Path) -> String {
         .arg("--compile-cache")
         .arg(cache)
         .args(["plugin", "list"])
+        // The test's own plugin home: a user's installed plugins never reach it.
+        .env("SCRYER_CONFIG_DIR", state.join("config"))
         .output()
         .unwrap();
     assert!(

@@ -587,10 +587,14 @@ async fn python_projects_are_indexed_and_answered_too() {
 async fn a_second_process_on_the_same_database_is_told_why_it_cannot_start() {
     let s = Scryer::start(&[], &[]).await;
     let db = s.state.path().join("index.db");
+    // The daemon holds the database; an in-process server on it opens the file itself
+    // (one-shot commands go through the daemon instead).
     let out = std::process::Command::new(support::scryer_bin())
         .arg("--db")
         .arg(&db)
-        .args(["plugin", "list"])
+        .args(["serve", "--no-daemon"])
+        .env("SCRYER_CONFIG_DIR", s.state.path().join("config"))
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -41,6 +41,11 @@ impl DaemonEnv {
             ("SCRYER_DAEMON_IDLE", "20".into()),
             ("SCRYER_LOG", "warn".into()),
             ("SCRYER_DAEMON", "on".into()),
+            // The test's own plugin home: a user's installed plugins never reach it.
+            (
+                "SCRYER_CONFIG_DIR",
+                self.state.path().join("config").display().to_string(),
+            ),
         ]
     }
 

@@ -121,6 +121,9 @@ impl Scryer {
                     .arg("serve")
                     .args(extra)
                     .env("SCRYER_LOG", "warn")
+                    // The test's own plugin home: a user's installed plugins never
+                    // reach a test run (a test may still pass its own).
+                    .env("SCRYER_CONFIG_DIR", state.path().join("config"))
                     .current_dir(state.path());
                 for (k, v) in env {
                     cmd.env(k, v);

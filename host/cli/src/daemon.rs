@@ -1,12 +1,13 @@
 //! `scryer daemon run|status|stop`: the process that owns a database and serves the
-//! sessions of `scryer serve` over a Unix socket (ADR 0005).
+//! sessions of `scryer serve` over a Unix socket (ADR 0005). Also `scryer index`, which
+//! asks that daemon to index when it runs (it holds the database).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
-use scryer_server::daemon::{self, Op, RunPaths, Status};
+use scryer_server::daemon::{self, Hello, IndexReply, Op, RunPaths, Status};
 
 /// Default time a daemon stays up with no session.
 const DEFAULT_IDLE: Duration = Duration::from_secs(600);
@@ -47,10 +48,17 @@ fn print_status(s: &Status) {
         "sessions {} now, {} since start",
         s.sessions, s.sessions_total
     );
-    println!(
-        "idle     exits after {} without sessions",
-        human(s.idle_exit_s)
-    );
+    if s.idle_exit_s == 0 {
+        println!("idle     never exits (serving HTTP in the foreground)");
+    } else {
+        println!(
+            "idle     exits after {} without sessions",
+            human(s.idle_exit_s)
+        );
+    }
+    if let Some(url) = &s.http {
+        println!("http     {url}");
+    }
 }
 
 fn human(secs: u64) -> String {
@@ -120,6 +128,73 @@ pub async fn run(cli: &crate::Cli, db: &Path, command: &DaemonCommand) -> Result
             );
             Ok(())
         }
+    }
+}
+
+/// `scryer index <dir>`: through the database's daemon when one runs (turso lets one
+/// process open the database), else in this process.
+pub async fn index(cli: &crate::Cli, path: &Path) -> Result<()> {
+    let root = std::fs::canonicalize(path)
+        .with_context(|| format!("{}: accepted is an existing directory", path.display()))?;
+    if !root.is_dir() {
+        bail!(
+            "{} is not a directory; accepted is a project's root directory",
+            root.display()
+        );
+    }
+    let db = cli.db.clone().unwrap_or_else(crate::default_db);
+    let p = match index_via_daemon(&db, &root).await? {
+        Some(p) => p,
+        None => {
+            let server = crate::build_server(cli, &[], false).await?;
+            let p = server.index_path(&root).await?;
+            IndexReply {
+                slug: p.slug,
+                root: p.root,
+                last_index_ms: p.last_index_ms,
+                last_error: p.last_error,
+            }
+        }
+    };
+    match &p.last_error {
+        Some(e) => bail!("indexing {} failed: {e}", p.root),
+        None => {
+            println!(
+                "{}: indexed {} in {} ms",
+                p.slug,
+                p.root,
+                p.last_index_ms.unwrap_or_default()
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Asks the running daemon of `db` to index `root` (absolute) and waits for the run;
+/// `None` when no daemon runs.
+async fn index_via_daemon(db: &Path, root: &Path) -> Result<Option<IndexReply>> {
+    if !db.exists() {
+        return Ok(None);
+    }
+    let paths = RunPaths::for_db(db)?;
+    let hello = Hello {
+        scryer: daemon::PROTOCOL,
+        op: Op::Index,
+        path: Some(root.to_path_buf()),
+        ..Hello::default()
+    };
+    // An index run of a large tree takes minutes; the daemon answers when it ends.
+    let Some(reply) = daemon::ask(&paths, &hello, Duration::from_secs(24 * 3600)).await? else {
+        return Ok(None);
+    };
+    match (reply.ok, reply.indexed) {
+        (true, Some(p)) => Ok(Some(p)),
+        _ => bail!(
+            "the scryer daemon holding {} did not index {}: {}",
+            paths.db.display(),
+            root.display(),
+            reply.error.unwrap_or_default()
+        ),
     }
 }
 

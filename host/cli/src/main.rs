@@ -72,6 +72,16 @@ enum Command {
         /// (also: SCRYER_DAEMON=off).
         #[arg(long)]
         no_daemon: bool,
+        /// Serve MCP over streamable HTTP on ADDR (e.g. 127.0.0.1:7311) instead of stdio;
+        /// this process becomes the database's daemon until stopped.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// The bearer token HTTP clients send (default: a generated one, printed).
+        #[arg(long, env = "SCRYER_HTTP_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Allow --http on an address other machines can reach.
+        #[arg(long, requires = "http")]
+        allow_remote: bool,
     },
     /// The daemon that owns a database and serves every session on it.
     Daemon {
@@ -184,23 +194,6 @@ async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -
     .await
 }
 
-async fn index(cli: &Cli, path: &std::path::Path) -> Result<()> {
-    let server = build_server(cli, &[], false).await?;
-    let p = server.index_path(path).await?;
-    match &p.last_error {
-        Some(e) => anyhow::bail!("indexing {} failed: {e}", p.root),
-        None => {
-            println!(
-                "{}: indexed {} in {} ms",
-                p.slug,
-                p.root,
-                p.last_index_ms.unwrap_or_default()
-            );
-            Ok(())
-        }
-    }
-}
-
 fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -235,6 +228,9 @@ fn run() -> Result<()> {
                 format,
                 plugins,
                 no_daemon,
+                http,
+                token,
+                allow_remote,
             } => {
                 let options = SessionOptions {
                     tools: Profile::parse(tools).map_err(anyhow::Error::msg)?,
@@ -253,12 +249,20 @@ fn run() -> Result<()> {
                     project: project.clone(),
                     format: Some(format.to_possible_value().unwrap().get_name().into()),
                 };
+                if let Some(addr) = http {
+                    let http = serve::HttpArgs {
+                        addr: *addr,
+                        token: token.clone(),
+                        allow_remote: *allow_remote,
+                    };
+                    return serve::run_http(&cli, options, http, plugins).await;
+                }
                 serve::run(&cli, options, wire, plugins, *no_daemon).await
             }
             Command::Daemon { command } => {
                 daemon::run(&cli, &cli.db.clone().unwrap_or_else(default_db), command).await
             }
-            Command::Index { path } => index(&cli, path).await,
+            Command::Index { path } => daemon::index(&cli, path).await,
             Command::Report {
                 since,
                 project,

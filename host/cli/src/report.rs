@@ -1,14 +1,17 @@
 //! `scryer report`: measured usage per tool, from the same aggregation
 //! `get_token_savings_metrics` answers with (`Db::tool_usage`), as a table or JSON.
 //!
-//! turso lets one process open a database file. A report opens it briefly, so it first
-//! looks for a process holding the file's lock and names it instead of failing with
-//! turso's bare locking error.
+//! turso lets one process open a database file. When the database's daemon runs, the
+//! report asks it over its socket; otherwise it opens the file briefly, first looking
+//! for a process holding the file's lock to name it instead of failing with turso's
+//! bare locking error (an in-process `scryer serve --no-daemon`).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use scryer_db::{Db, ToolUsageRow};
+use scryer_server::daemon::{self, Hello, Op, RunPaths};
 use serde_json::{Value, json};
 
 /// A process holding the lock on a database file.
@@ -220,6 +223,105 @@ pub(crate) async fn run(args: ReportArgs) -> Result<()> {
         Some(s) => format!("the last {s}"),
         None => "all recorded time".to_string(),
     };
+    let (project, usage) = match from_daemon(&args, since_ms).await? {
+        Some(found) => found,
+        None => from_file(&args, since_ms).await?,
+    };
+    let calls: u32 = usage.iter().map(|u| u.calls).sum();
+    let scope = match &project {
+        Some(p) => format!("project {p}"),
+        None => "all projects".to_string(),
+    };
+    let empty_note = if usage.is_empty() {
+        Some(match (&project, &args.since) {
+            (Some(p), _) => format!("no calls recorded for project `{p}` in {window}"),
+            (None, Some(_)) => format!("no calls recorded in {window}"),
+            (None, None) => {
+                "no calls recorded yet (or telemetry is off: SCRYER_TELEMETRY=off)".to_string()
+            }
+        })
+    } else {
+        None
+    };
+    if args.json {
+        let mut body = json!({
+            "calls": calls,
+            "tools": usage.iter().map(usage_json).collect::<Vec<_>>(),
+            "notes": ["measured usage only: no savings estimate; rows hold no arguments or answers"],
+        });
+        if let Some(project) = &project {
+            body["project"] = json!(project);
+        }
+        if let Some(ms) = since_ms {
+            body["since_ms"] = json!(ms);
+        }
+        if let Some(note) = empty_note {
+            body["notes"] = json!([note]);
+        }
+        println!("{body}");
+        return Ok(());
+    }
+    println!(
+        "usage {scope}, {window}: {calls} calls, {} tools",
+        usage.len()
+    );
+    match empty_note {
+        Some(note) => println!("{note}"),
+        None => {
+            print!("{}", table(&usage));
+            println!(
+                "truncated: answers cut at the budget or paged; follow-up: calls followed by another call in the same session"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The usage rows from the daemon holding the database (turso lets one process open
+/// it); `None` when no daemon runs for it.
+async fn from_daemon(
+    args: &ReportArgs,
+    since_ms: Option<i64>,
+) -> Result<Option<(Option<String>, Vec<ToolUsageRow>)>> {
+    if !args.db.exists() {
+        return Ok(None);
+    }
+    let paths = RunPaths::for_db(&args.db)?;
+    let hello = Hello {
+        scryer: daemon::PROTOCOL,
+        op: Op::Usage,
+        project: args.project.clone(),
+        since_ms,
+        ..Hello::default()
+    };
+    let Some(reply) = daemon::ask(&paths, &hello, Duration::from_secs(60)).await? else {
+        return Ok(None);
+    };
+    match (reply.ok, reply.usage) {
+        (true, Some(u)) => Ok(Some((
+            u.project,
+            u.tools.into_iter().map(ToolUsageRow::from).collect(),
+        ))),
+        _ => {
+            let why = reply.error.unwrap_or_default();
+            match &args.project {
+                Some(sel) if why.starts_with("unknown project") => {
+                    bail!("--project {sel:?}: {why}")
+                }
+                _ => bail!(
+                    "the scryer daemon holding {} did not answer the report: {why}",
+                    args.db.display()
+                ),
+            }
+        }
+    }
+}
+
+/// The usage rows read from the database file itself (no daemon holds it).
+async fn from_file(
+    args: &ReportArgs,
+    since_ms: Option<i64>,
+) -> Result<(Option<String>, Vec<ToolUsageRow>)> {
     let Some(db) = open_existing(&args.db).await? else {
         bail!(
             "no database at {}: nothing is recorded yet; `scryer serve` creates it (or pass --db PATH)",
@@ -250,54 +352,7 @@ pub(crate) async fn run(args: ReportArgs) -> Result<()> {
         .tool_usage(project.as_ref().map(|p| p.id), since_at)
         .await
         .context("reading usage rows")?;
-    let calls: u32 = usage.iter().map(|u| u.calls).sum();
-    let scope = match &project {
-        Some(p) => format!("project {}", p.slug),
-        None => "all projects".to_string(),
-    };
-    let empty_note = if usage.is_empty() {
-        Some(match (&project, &args.since) {
-            (Some(p), _) => format!("no calls recorded for project `{}` in {window}", p.slug),
-            (None, Some(_)) => format!("no calls recorded in {window}"),
-            (None, None) => {
-                "no calls recorded yet (or telemetry is off: SCRYER_TELEMETRY=off)".to_string()
-            }
-        })
-    } else {
-        None
-    };
-    if args.json {
-        let mut body = json!({
-            "calls": calls,
-            "tools": usage.iter().map(usage_json).collect::<Vec<_>>(),
-            "notes": ["measured usage only: no savings estimate; rows hold no arguments or answers"],
-        });
-        if let Some(project) = &project {
-            body["project"] = json!(project.slug);
-        }
-        if let Some(ms) = since_ms {
-            body["since_ms"] = json!(ms);
-        }
-        if let Some(note) = empty_note {
-            body["notes"] = json!([note]);
-        }
-        println!("{body}");
-        return Ok(());
-    }
-    println!(
-        "usage {scope}, {window}: {calls} calls, {} tools",
-        usage.len()
-    );
-    match empty_note {
-        Some(note) => println!("{note}"),
-        None => {
-            print!("{}", table(&usage));
-            println!(
-                "truncated: answers cut at the budget or paged; follow-up: calls followed by another call in the same session"
-            );
-        }
-    }
-    Ok(())
+    Ok((project.map(|p| p.slug), usage))
 }
 
 #[cfg(test)]

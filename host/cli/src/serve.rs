@@ -116,12 +116,96 @@ pub async fn run(
         daemon_args.push("--compile-cache".into());
         daemon_args.push(std::path::absolute(cache)?.into());
     }
+    // The daemon outlives this client and runs from `/`: it gets the plugin home as an
+    // absolute flag, not only through an inherited environment variable.
+    if let Some(dir) = &cli.config_dir {
+        daemon_args.push("--config-dir".into());
+        daemon_args.push(std::path::absolute(dir)?.into());
+    }
     serve_via_daemon(DaemonClient {
         paths,
         daemon_args,
         options: wire,
     })
     .await
+}
+
+/// `scryer serve --http` flags.
+pub struct HttpArgs {
+    pub addr: std::net::SocketAddr,
+    pub token: Option<String>,
+    pub allow_remote: bool,
+}
+
+/// Shortest `--token` accepted: a guessable token would defeat the point of one.
+const MIN_TOKEN_LEN: usize = 16;
+
+/// `scryer serve --http ADDR`: MCP over streamable HTTP. This process becomes the
+/// database's daemon in the foreground (ADR 0008): it owns the database, serves HTTP
+/// sessions and the stdio sessions of `scryer serve` alike, and never exits for want
+/// of sessions.
+pub async fn run_http(
+    cli: &crate::Cli,
+    options: SessionOptions,
+    http: HttpArgs,
+    plugins: &[PathBuf],
+) -> Result<()> {
+    scryer_server::http::check_bind(&http.addr, http.allow_remote).map_err(anyhow::Error::msg)?;
+    let (token, generated) = match http.token {
+        Some(t) if t.trim().len() >= MIN_TOKEN_LEN && !t.trim().contains(char::is_whitespace) => {
+            (t.trim().to_string(), false)
+        }
+        Some(_) => bail!(
+            "--token / SCRYER_HTTP_TOKEN: accepted is a secret of at least {MIN_TOKEN_LEN} characters \
+             without spaces (or leave it out to have one generated)"
+        ),
+        None => (scryer_server::http::generate_token()?, true),
+    };
+    let db = cli.db.clone().unwrap_or_else(crate::default_db);
+    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let paths = RunPaths::for_db(&db)?;
+    if let Some(pid) = daemon::lock_holder_alive(&paths) {
+        bail!(
+            "a scryer daemon (pid {pid}) already owns {}; `scryer serve --http` owns the database \
+             itself and serves the stdio sessions too: stop that daemon with `scryer daemon stop`, \
+             then start this again",
+            paths.db.display()
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(http.addr)
+        .await
+        .with_context(|| format!("--http {}: binding", http.addr))?;
+    let url = format!(
+        "http://{}{}",
+        listener.local_addr()?,
+        scryer_server::http::MCP_PATH
+    );
+    eprintln!("scryer: MCP over streamable HTTP at {url}");
+    if generated {
+        eprintln!(
+            "scryer: send `Authorization: Bearer {token}` (a new token each start; fix one with --token or SCRYER_HTTP_TOKEN)"
+        );
+    } else {
+        eprintln!("scryer: send `Authorization: Bearer <the token given>`");
+    }
+    let config = scryer_server::http::HttpConfig {
+        token,
+        allow_remote: http.allow_remote,
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        options,
+    };
+    let exit = daemon::run_with_http(
+        paths,
+        None,
+        Some((listener, config)),
+        crate::build_server(cli, plugins, true),
+    )
+    .await?;
+    eprintln!("scryer: HTTP server exiting ({exit:?})");
+    // As `scryer daemon run`: index runs and the watcher may still hold blocking threads.
+    std::process::exit(0);
 }
 
 /// How to reach (or start) the daemon of one database.
@@ -140,6 +224,7 @@ impl DaemonClient {
             build: Some(daemon::build_id()),
             cwd: Some(std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))),
             options: self.options.clone(),
+            ..Hello::default()
         }
     }
 

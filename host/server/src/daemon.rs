@@ -143,6 +143,10 @@ pub enum Op {
     Session,
     Status,
     Stop,
+    /// Measured usage per tool (`scryer report` while the daemon holds the database).
+    Usage,
+    /// Index a directory now and answer when the run ends (`scryer index`).
+    Index,
 }
 
 /// Session options as `scryer serve` flags spell them.
@@ -197,6 +201,81 @@ pub struct Hello {
     pub cwd: Option<PathBuf>,
     #[serde(default)]
     pub options: WireOptions,
+    /// `usage`: only this project (slug, id or root path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// `usage`: only calls of the last this many milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_ms: Option<i64>,
+    /// `index`: the directory to index (absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+}
+
+/// Usage of one tool, as [`scryer_db::ToolUsageRow`] on the wire.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireUsage {
+    pub tool: String,
+    pub calls: u32,
+    pub errors: u32,
+    pub tokens_mean: u32,
+    pub tokens_p95: u32,
+    pub truncated: u32,
+    pub latency_p50_ms: u32,
+    pub latency_p95_ms: u32,
+    pub followed_up: u32,
+}
+
+impl From<scryer_db::ToolUsageRow> for WireUsage {
+    fn from(u: scryer_db::ToolUsageRow) -> WireUsage {
+        WireUsage {
+            tool: u.tool,
+            calls: u.calls,
+            errors: u.errors,
+            tokens_mean: u.tokens_mean,
+            tokens_p95: u.tokens_p95,
+            truncated: u.truncated,
+            latency_p50_ms: u.latency_p50_ms,
+            latency_p95_ms: u.latency_p95_ms,
+            followed_up: u.followed_up,
+        }
+    }
+}
+
+impl From<WireUsage> for scryer_db::ToolUsageRow {
+    fn from(u: WireUsage) -> scryer_db::ToolUsageRow {
+        scryer_db::ToolUsageRow {
+            tool: u.tool,
+            calls: u.calls,
+            errors: u.errors,
+            tokens_mean: u.tokens_mean,
+            tokens_p95: u.tokens_p95,
+            truncated: u.truncated,
+            latency_p50_ms: u.latency_p50_ms,
+            latency_p95_ms: u.latency_p95_ms,
+            followed_up: u.followed_up,
+        }
+    }
+}
+
+/// The answer to `usage`: the project the window was narrowed to, and its rows.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct UsageReply {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(default)]
+    pub tools: Vec<WireUsage>,
+}
+
+/// The answer to `index`: the project after its run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct IndexReply {
+    pub slug: String,
+    pub root: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_index_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 /// What the daemon says about itself.
@@ -211,8 +290,11 @@ pub struct Status {
     pub sessions: u64,
     /// Sessions served since start.
     pub sessions_total: u64,
-    /// Seconds without sessions before the daemon exits.
+    /// Seconds without sessions before the daemon exits (0: never, while serving HTTP).
     pub idle_exit_s: u64,
+    /// The MCP-over-HTTP URL this daemon also serves (`scryer serve --http`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<String>,
 }
 
 /// The daemon's answer line.
@@ -228,6 +310,10 @@ pub struct Reply {
     pub session: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageReply>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexed: Option<IndexReply>,
 }
 
 impl Reply {
@@ -298,6 +384,17 @@ pub async fn handshake(stream: UnixStream, hello: &Hello) -> Result<Connected> {
 
 /// Asks the running daemon for `op` (status or stop); `None` when none is running.
 pub async fn request(paths: &RunPaths, op: Op) -> Result<Option<Reply>> {
+    let hello = Hello {
+        scryer: PROTOCOL,
+        op,
+        ..Hello::default()
+    };
+    ask(paths, &hello, Duration::from_secs(30)).await
+}
+
+/// Sends `hello` to the running daemon and waits up to `wait` for its reply; `None`
+/// when no daemon is running.
+pub async fn ask(paths: &RunPaths, hello: &Hello, wait: Duration) -> Result<Option<Reply>> {
     let stream = match UnixStream::connect(&paths.socket).await {
         Ok(s) => s,
         Err(e)
@@ -312,14 +409,9 @@ pub async fn request(paths: &RunPaths, op: Op) -> Result<Option<Reply>> {
             return Err(e).with_context(|| format!("connecting to {}", paths.socket.display()));
         }
     };
-    let hello = Hello {
-        scryer: PROTOCOL,
-        op,
-        ..Hello::default()
-    };
-    let connected = tokio::time::timeout(Duration::from_secs(30), handshake(stream, &hello))
+    let connected = tokio::time::timeout(wait, handshake(stream, hello))
         .await
-        .context("the daemon did not answer within 30 s")??;
+        .with_context(|| format!("the daemon did not answer within {} s", wait.as_secs()))??;
     Ok(Some(connected.reply))
 }
 
@@ -381,7 +473,8 @@ struct Shared {
     paths: RunPaths,
     build: String,
     started: Instant,
-    idle: Duration,
+    idle: Option<Duration>,
+    http: Option<String>,
     /// Sessions connected now; the accept loop watches it for the idle exit.
     sessions: watch::Sender<u64>,
     sessions_total: AtomicU64,
@@ -398,7 +491,8 @@ impl Shared {
             uptime_s: self.started.elapsed().as_secs(),
             sessions: *self.sessions.borrow(),
             sessions_total: self.sessions_total.load(Ordering::Relaxed),
-            idle_exit_s: self.idle.as_secs(),
+            idle_exit_s: self.idle.map_or(0, |d| d.as_secs()),
+            http: self.http.clone(),
         }
     }
 }
@@ -428,6 +522,20 @@ pub async fn run<F>(paths: RunPaths, idle: Duration, start: F) -> Result<Exit>
 where
     F: Future<Output = Result<Server>>,
 {
+    run_with_http(paths, Some(idle), None, start).await
+}
+
+/// [`run`], also serving MCP over HTTP on `http`'s listener when given (the foreground
+/// `scryer serve --http`). `idle: None` never exits for want of sessions.
+pub async fn run_with_http<F>(
+    paths: RunPaths,
+    idle: Option<Duration>,
+    http: Option<(tokio::net::TcpListener, crate::http::HttpConfig)>,
+    start: F,
+) -> Result<Exit>
+where
+    F: Future<Output = Result<Server>>,
+{
     let Some(_lock) = DaemonLock::try_acquire(&paths)? else {
         let holder = lock_holder(&paths)
             .map(|p| format!(" (pid {p})"))
@@ -448,12 +556,32 @@ where
     let server = start.await?;
     tracing::info!(socket = %paths.socket.display(), pid = std::process::id(), "daemon listening");
     let (sessions, mut count) = watch::channel(0u64);
+    let http_stop = tokio_util::sync::CancellationToken::new();
+    let mut http_url = None;
+    let mut http_task = match http {
+        None => None,
+        Some((listener, config)) => {
+            http_url = Some(format!(
+                "http://{}{}",
+                listener.local_addr()?,
+                crate::http::MCP_PATH
+            ));
+            Some(tokio::spawn(crate::http::serve(
+                server.clone(),
+                listener,
+                config,
+                http_stop.clone(),
+            )))
+        }
+    };
+    let _http_stop = http_stop.clone().drop_guard();
     let shared = Arc::new(Shared {
         server,
         paths,
         build: build_id(),
         started: Instant::now(),
         idle,
+        http: http_url,
         sessions,
         sessions_total: AtomicU64::new(0),
         stop: Notify::new(),
@@ -464,7 +592,7 @@ where
     let mut idle_since = Instant::now();
     let exit = loop {
         let idle_now = *count.borrow_and_update() == 0;
-        let idle_left = idle.saturating_sub(idle_since.elapsed());
+        let idle_left = idle.map(|i| i.saturating_sub(idle_since.elapsed()));
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
@@ -477,7 +605,14 @@ where
                     idle_since = Instant::now();
                 }
             }
-            _ = tokio::time::sleep(idle_left), if idle_now => break Exit::Idle,
+            _ = tokio::time::sleep(idle_left.unwrap_or_default()), if idle_now && idle_left.is_some() => break Exit::Idle,
+            ended = async { http_task.as_mut().expect("guarded").await }, if http_task.is_some() => {
+                match ended {
+                    Ok(Ok(())) => break Exit::Stopped,
+                    Ok(Err(e)) => return Err(e.context("serving MCP over HTTP")),
+                    Err(e) => bail!("the HTTP server task failed: {e}"),
+                }
+            }
             _ = db_check.tick(), if idle_now => {
                 if !shared.paths.db.exists() {
                     break Exit::DatabaseGone;
@@ -560,8 +695,76 @@ async fn connection(shared: Arc<Shared>, stream: UnixStream) {
             let _ = write_json_line(&mut w, &reply).await;
             shared.stop.notify_one();
         }
+        Op::Usage => {
+            let reply = match usage(&shared.server, &hello).await {
+                Ok(u) => Reply {
+                    ok: true,
+                    usage: Some(u),
+                    ..Reply::default()
+                },
+                Err(e) => Reply::error(format!("{e:#}")),
+            };
+            let _ = write_json_line(&mut w, &reply).await;
+        }
+        Op::Index => {
+            // Counted as a session while it runs, so the daemon does not idle out
+            // under a long index run.
+            shared.sessions.send_modify(|n| *n += 1);
+            let _counted = SessionGuard(&shared.sessions);
+            let reply = match index(&shared.server, &hello).await {
+                Ok(p) => Reply {
+                    ok: true,
+                    indexed: Some(p),
+                    ..Reply::default()
+                },
+                Err(e) => Reply::error(format!("{e:#}")),
+            };
+            let _ = write_json_line(&mut w, &reply).await;
+        }
         Op::Session => session(shared, hello, reader, w).await,
     }
+}
+
+/// `usage`: the aggregation `get_token_savings_metrics` reads, for `scryer report`.
+async fn usage(server: &Server, hello: &Hello) -> Result<UsageReply> {
+    let db = server.core.projects.db();
+    let project = match &hello.project {
+        None => None,
+        Some(sel) => match db.project_by_selector(sel).await? {
+            Some(p) => Some(p),
+            None => {
+                let known: Vec<String> = db.projects().await?.into_iter().map(|p| p.slug).collect();
+                bail!(crate::unknown_project(sel, &known));
+            }
+        },
+    };
+    let since_at = hello
+        .since_ms
+        .map(|ms| crate::telemetry::now_ms() - ms.max(0));
+    let rows = db
+        .tool_usage(project.as_ref().map(|p| p.id), since_at)
+        .await?;
+    Ok(UsageReply {
+        project: project.map(|p| p.slug),
+        tools: rows.into_iter().map(WireUsage::from).collect(),
+    })
+}
+
+/// `index`: indexes an absolute directory now and answers when the run ends.
+async fn index(server: &Server, hello: &Hello) -> Result<IndexReply> {
+    let Some(path) = hello.path.as_deref().filter(|p| p.is_absolute()) else {
+        bail!("the handshake of `index` needs `path`, an absolute directory");
+    };
+    if !path.is_dir() {
+        bail!("{} is not a directory", path.display());
+    }
+    let p = server.index_path(path).await?;
+    Ok(IndexReply {
+        slug: p.slug,
+        root: p.root,
+        last_index_ms: p.last_index_ms,
+        last_error: p.last_error,
+    })
 }
 
 async fn session(

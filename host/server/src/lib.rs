@@ -14,6 +14,7 @@ pub mod daemon;
 mod deps;
 mod dispatch;
 mod host_services;
+pub mod http;
 mod instructions;
 mod mcp;
 mod paths;
@@ -318,6 +319,25 @@ impl Server {
         })
     }
 
+    /// Opens a session whose active project is already resolved: for transports that
+    /// open sessions outside async code (the HTTP session factory).
+    pub(crate) fn open_session_resolved(
+        &self,
+        cwd: PathBuf,
+        options: SessionOptions,
+        active: Option<i64>,
+    ) -> u64 {
+        let id = self.core.next_session.fetch_add(1, Ordering::Relaxed);
+        let mut state = SessionState::new(cwd, options);
+        state.active_project = active;
+        self.core
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, state);
+        id
+    }
+
     /// Makes `project` (slug, id or root) the session's active project.
     pub async fn activate(&self, session: u64, project: &str) -> Result<()> {
         let p = self
@@ -369,3 +389,8 @@ impl Server {
             .unwrap_or(project))
     }
 }
+        // A daemon keeps the project current from here on, as it does for
+        // index_workspace (one-shot commands run without a watcher).
+        if let Some(w) = &self.core.watcher {
+            w.watch(&project);
+        }

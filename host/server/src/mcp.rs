@@ -27,6 +27,9 @@ pub struct McpSession {
     /// The client's roots must be (re)read before the next call: set at start and by
     /// `notifications/roots/list_changed`.
     roots_stale: Arc<AtomicBool>,
+    /// Closes the session with the last clone of the handler (HTTP sessions, which end
+    /// when rmcp drops their handler).
+    _lease: Option<Arc<crate::http::SessionLease>>,
 }
 
 /// How long a call waits for the client to answer `roots/list`.
@@ -71,7 +74,14 @@ impl McpSession {
             session,
             tools: Arc::new(tools),
             roots_stale: Arc::new(AtomicBool::new(true)),
+            _lease: None,
         }
+    }
+
+    /// This handler, closing its session when its last clone is dropped.
+    pub(crate) fn with_lease(mut self, lease: Arc<crate::http::SessionLease>) -> McpSession {
+        self._lease = Some(lease);
+        self
     }
 
     /// Reads the client's roots into the session when they are stale and the client
