@@ -1,21 +1,180 @@
-//! Host-side bindings generated from `wit/v0.1`, and the glue from each imported WIT
+//! Host-side bindings generated from the WIT, and the glue from each imported WIT
 //! interface to [`HostServices`]. The generated code is the only place that knows the
 //! WIT's Rust shape; everything else uses the re-exports in `crate::wit`.
+//!
+//! Every released WIT version is linked (ADR "WIT v0.2 linked beside v0.1"):
+//!
+//! - `v0_2` binds the newest version, `wit/v0.2`. Its Rust types are the host's types,
+//!   and its `Host` traits are what [`CallState`] implements.
+//! - `v0_1` binds only the *export* of `wit/v0.1` (the `plugin` interface a router
+//!   exports); every interface it uses is mapped onto the `v0_2` modules with `with`, so
+//!   a 0.1 router is described and called with the same Rust types.
+//!
+//! A 0.1 component's imports (`scryer:router/index@0.1.0`, ...) are linked with the
+//! `v0_2` functions under the 0.1 names (see `capabilities::linker_for`): the interfaces
+//! 0.1 has are unchanged in 0.2, and the component model checks types structurally, so
+//! the same implementation satisfies both. wasmtime's semver matching cannot do this for
+//! us: for 0.x versions only the same minor is compatible.
 
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{InstancePre, ResourceTable};
+use wasmtime::{AsContextMut, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::{CallScope, HostServices};
 use std::sync::Arc;
 
-wasmtime::component::bindgen!({
-    path: "../../wit/v0.1",
-    world: "scryer-host",
-});
+pub mod v0_2 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.2",
+        world: "scryer-host",
+    });
+}
 
-use scryer::router::{
-    dependencies, docs, docs_write, files, index, log, projects, search, tokens, types,
+pub mod v0_1 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.1",
+        world: "router",
+        with: {
+            "scryer:router/types@0.1.0": crate::bindings::v0_2::scryer::router::types,
+            "scryer:router/index@0.1.0": crate::bindings::v0_2::scryer::router::index,
+            "scryer:router/files@0.1.0": crate::bindings::v0_2::scryer::router::files,
+            "scryer:router/tokens@0.1.0": crate::bindings::v0_2::scryer::router::tokens,
+            "scryer:router/log@0.1.0": crate::bindings::v0_2::scryer::router::log,
+            "scryer:router/dependencies@0.1.0": crate::bindings::v0_2::scryer::router::dependencies,
+            "scryer:router/search@0.1.0": crate::bindings::v0_2::scryer::router::search,
+            "scryer:router/docs@0.1.0": crate::bindings::v0_2::scryer::router::docs,
+        },
+    });
+}
+
+pub use v0_2::scryer;
+use v0_2::scryer::router::{
+    catalog, dependencies, docs, docs_write, files, git, index, log, projects, search, tokens,
+    types,
 };
+
+/// A released `scryer:router` version this host links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WitVersion {
+    V0_1,
+    V0_2,
+}
+
+impl WitVersion {
+    /// Oldest first.
+    pub const ALL: [WitVersion; 2] = [WitVersion::V0_1, WitVersion::V0_2];
+
+    /// The exact version string interfaces are named with (`index@0.1.0`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WitVersion::V0_1 => "0.1.0",
+            WitVersion::V0_2 => "0.2.0",
+        }
+    }
+
+    /// The released version a component built against `version` links to, by the
+    /// component model's semver rule (for 0.x, the same minor; from 1.0, the same
+    /// major). `None` for a version this host does not know.
+    pub fn compatible_with(version: &str) -> Option<WitVersion> {
+        let core = version.split(['-', '+']).next().unwrap_or(version);
+        let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
+        let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else {
+            return None;
+        };
+        Self::ALL.into_iter().find(|v| {
+            let mut ours = v.as_str().split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+            let (our_major, our_minor) = (ours.next().unwrap_or(0), ours.next().unwrap_or(0));
+            if major == 0 {
+                our_major == 0 && our_minor == minor
+            } else {
+                our_major == major
+            }
+        })
+    }
+
+    /// Which version a component exports `plugin` from, read from its export names.
+    pub fn of_exports(exports: &[String]) -> Result<WitVersion, String> {
+        let supported = Self::ALL.map(|v| v.as_str()).join(" and ");
+        let plugin = exports
+            .iter()
+            .find(|n| n.starts_with("scryer:router/plugin"))
+            .ok_or_else(|| {
+                format!(
+                    "it does not export `scryer:router/plugin` (exports: {}); build it against wit/v0.2 with the SDK's export_router!",
+                    if exports.is_empty() { "none".to_string() } else { exports.join(", ") }
+                )
+            })?;
+        let version = plugin.split_once('@').map(|(_, v)| v).ok_or_else(|| {
+            format!(
+                "it exports `{plugin}` without a version; this host links scryer:router {supported}"
+            )
+        })?;
+        Self::compatible_with(version).ok_or_else(|| {
+            format!("it is built against scryer:router@{version}; this host links {supported}")
+        })
+    }
+}
+
+/// A router component linked and ready to instantiate, for the WIT version it exports.
+#[derive(Clone)]
+pub(crate) enum RouterPre {
+    V0_1(v0_1::RouterPre<CallState>),
+    V0_2(v0_2::ScryerHostPre<CallState>),
+}
+
+/// One instance of a router component.
+pub(crate) enum RouterInstance {
+    V0_1(v0_1::Router),
+    V0_2(v0_2::ScryerHost),
+}
+
+impl RouterPre {
+    pub(crate) fn new(version: WitVersion, pre: InstancePre<CallState>) -> wasmtime::Result<Self> {
+        Ok(match version {
+            WitVersion::V0_1 => RouterPre::V0_1(v0_1::RouterPre::new(pre)?),
+            WitVersion::V0_2 => RouterPre::V0_2(v0_2::ScryerHostPre::new(pre)?),
+        })
+    }
+
+    pub(crate) fn instantiate(
+        &self,
+        store: &mut Store<CallState>,
+    ) -> wasmtime::Result<RouterInstance> {
+        Ok(match self {
+            RouterPre::V0_1(pre) => RouterInstance::V0_1(pre.instantiate(store)?),
+            RouterPre::V0_2(pre) => RouterInstance::V0_2(pre.instantiate(store)?),
+        })
+    }
+}
+
+impl RouterInstance {
+    pub(crate) fn describe(
+        &self,
+        store: impl AsContextMut<Data = CallState>,
+    ) -> wasmtime::Result<types::PluginDescription> {
+        match self {
+            RouterInstance::V0_1(i) => i.scryer_router_plugin().call_describe(store),
+            RouterInstance::V0_2(i) => i.scryer_router_plugin().call_describe(store),
+        }
+    }
+
+    pub(crate) fn call(
+        &self,
+        store: impl AsContextMut<Data = CallState>,
+        tool: &str,
+        arguments: &str,
+        context: &types::CallContext,
+    ) -> wasmtime::Result<Result<types::CallResult, types::CallError>> {
+        match self {
+            RouterInstance::V0_1(i) => i
+                .scryer_router_plugin()
+                .call_call(store, tool, arguments, context),
+            RouterInstance::V0_2(i) => i
+                .scryer_router_plugin()
+                .call_call(store, tool, arguments, context),
+        }
+    }
+}
 
 /// Everything one call's store holds. Built fresh for every call, so nothing a router
 /// does survives into the next call.
@@ -217,5 +376,78 @@ impl projects::Host for CallState {
     ) -> Result<Vec<projects::ToolUsage>, types::CallError> {
         self.host
             .usage(&self.scope, project.as_deref(), since_hours)
+    }
+}
+
+impl git::Host for CallState {
+    fn state(
+        &mut self,
+        project: Option<String>,
+        commit_limit: u32,
+        change_limit: u32,
+    ) -> Result<Option<git::RepoState>, types::CallError> {
+        self.host
+            .git_state(&self.scope, project.as_deref(), commit_limit, change_limit)
+    }
+}
+
+impl catalog::Host for CallState {
+    fn list_projects(&mut self) -> Result<Vec<catalog::ProjectEntry>, types::CallError> {
+        self.host.catalog_projects(&self.scope)
+    }
+
+    fn read_text(
+        &mut self,
+        project: String,
+        path: String,
+        max_bytes: u32,
+    ) -> Result<Option<String>, types::CallError> {
+        self.host
+            .catalog_read_text(&self.scope, &project, &path, max_bytes)
+    }
+
+    fn grep(
+        &mut self,
+        project: String,
+        query: String,
+        limit: u32,
+    ) -> Result<catalog::TextMatches, types::CallError> {
+        self.host.catalog_grep(&self.scope, &project, &query, limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WitVersion;
+
+    #[test]
+    fn versions_match_by_the_component_model_semver_rule() {
+        assert_eq!(WitVersion::compatible_with("0.1.0"), Some(WitVersion::V0_1));
+        assert_eq!(WitVersion::compatible_with("0.1.7"), Some(WitVersion::V0_1));
+        assert_eq!(WitVersion::compatible_with("0.2.0"), Some(WitVersion::V0_2));
+        assert_eq!(
+            WitVersion::compatible_with("0.2.1-rc1"),
+            Some(WitVersion::V0_2)
+        );
+        assert_eq!(WitVersion::compatible_with("0.3.0"), None);
+        assert_eq!(WitVersion::compatible_with("1.1.0"), None);
+        assert_eq!(WitVersion::compatible_with("x"), None);
+    }
+
+    #[test]
+    fn the_plugin_export_decides_the_version_and_unknown_ones_are_named() {
+        let exports = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            WitVersion::of_exports(&exports(&["scryer:router/plugin@0.1.0"])),
+            Ok(WitVersion::V0_1)
+        );
+        assert_eq!(
+            WitVersion::of_exports(&exports(&["scryer:router/plugin@0.2.0"])),
+            Ok(WitVersion::V0_2)
+        );
+        let e = WitVersion::of_exports(&exports(&["scryer:router/plugin@0.9.0"])).unwrap_err();
+        assert!(e.contains("0.9.0") && e.contains("0.1.0 and 0.2.0"), "{e}");
+        let e = WitVersion::of_exports(&exports(&["wasi:cli/run@0.2.0"])).unwrap_err();
+        assert!(e.contains("does not export `scryer:router/plugin`"), "{e}");
     }
 }

@@ -11,7 +11,7 @@ use wasmtime::component::{HasSelf, Linker};
 use wasmtime_wasi::p2::bindings::sync as wasi_sync;
 use wasmtime_wasi::p2::bindings::{cli, clocks, random};
 
-use crate::bindings::{CallState, scryer::router as wit};
+use crate::bindings::{CallState, WitVersion, scryer::router as wit};
 
 /// A host interface a plugin may be granted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -34,10 +34,15 @@ pub enum Capability {
     DocsRead,
     /// `scryer:router/docs-write`: record and delete architecture decisions.
     DocsWrite,
+    /// `scryer:router/git` (WIT 0.2): a project's branch, commits and uncommitted files.
+    GitRead,
+    /// `scryer:router/catalog` (WIT 0.2): every registered project, its text files and a
+    /// text search across them, read-only.
+    CatalogRead,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 9] = [
+    pub const ALL: [Capability; 11] = [
         Capability::IndexRead,
         Capability::FileRead,
         Capability::Tokens,
@@ -47,6 +52,8 @@ impl Capability {
         Capability::Search,
         Capability::DocsRead,
         Capability::DocsWrite,
+        Capability::GitRead,
+        Capability::CatalogRead,
     ];
 
     /// The name operators use in policy and on the command line.
@@ -61,6 +68,8 @@ impl Capability {
             Capability::Search => "search",
             Capability::DocsRead => "docs-read",
             Capability::DocsWrite => "docs-write",
+            Capability::GitRead => "git-read",
+            Capability::CatalogRead => "catalog-read",
         }
     }
 
@@ -76,6 +85,16 @@ impl Capability {
             Capability::Search => "scryer:router/search",
             Capability::DocsRead => "scryer:router/docs",
             Capability::DocsWrite => "scryer:router/docs-write",
+            Capability::GitRead => "scryer:router/git",
+            Capability::CatalogRead => "scryer:router/catalog",
+        }
+    }
+
+    /// The first WIT version that has this capability's interface.
+    pub fn since(self) -> WitVersion {
+        match self {
+            Capability::GitRead | Capability::CatalogRead => WitVersion::V0_2,
+            _ => WitVersion::V0_1,
         }
     }
 
@@ -233,8 +252,17 @@ pub const WASI_BASELINE: &[&str] = &[
     "wasi:cli/terminal-stderr",
 ];
 
-/// A linker holding the WASI baseline and the granted host interfaces, nothing more.
-pub fn linker_for(engine: &wasmtime::Engine, grants: &Grants) -> anyhow::Result<Linker<CallState>> {
+/// A linker holding the WASI baseline and the granted host interfaces, nothing more,
+/// under the interface names of WIT `version`. Every version is served by the newest
+/// bindings' functions (see `bindings`): the interfaces an older version has are
+/// unchanged since, and the component model checks types structurally. A granted
+/// capability whose interface is newer than `version` is not linked: nothing built
+/// against `version` can import it.
+pub fn linker_for(
+    engine: &wasmtime::Engine,
+    grants: &Grants,
+    version: WitVersion,
+) -> anyhow::Result<Linker<CallState>> {
     use wasmtime_wasi::cli::{WasiCli, WasiCliView};
     use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
     use wasmtime_wasi::random::WasiRandom;
@@ -263,33 +291,48 @@ pub fn linker_for(engine: &wasmtime::Engine, grants: &Grants) -> anyhow::Result<
     cli::terminal_stdout::add_to_linker::<CallState, WasiCli>(l, CallState::cli)?;
     cli::terminal_stderr::add_to_linker::<CallState, WasiCli>(l, CallState::cli)?;
 
-    wit::types::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?;
-    for cap in grants.iter() {
+    let v = version.as_str();
+    wit::types::add_to_linker_instance::<CallState, HasSelf<CallState>>(
+        &mut l.instance(&format!("scryer:router/types@{v}"))?,
+        |s| s,
+    )?;
+    for cap in grants.iter().filter(|c| c.since() <= version) {
+        let inst = &mut l.instance(&format!("{}@{v}", cap.interface()))?;
         match cap {
             Capability::IndexRead => {
-                wit::index::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+                wit::index::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
             }
             Capability::FileRead => {
-                wit::files::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+                wit::files::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
             }
             Capability::Tokens => {
-                wit::tokens::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+                wit::tokens::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
             }
-            Capability::Log => wit::log::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?,
+            Capability::Log => {
+                wit::log::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
+            }
             Capability::ProjectAdmin => {
-                wit::projects::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+                wit::projects::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
             }
-            Capability::DependencyRead => {
-                wit::dependencies::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
-            }
+            Capability::DependencyRead => wit::dependencies::add_to_linker_instance::<
+                CallState,
+                HasSelf<CallState>,
+            >(inst, |s| s)?,
             Capability::Search => {
-                wit::search::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+                wit::search::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
             }
             Capability::DocsRead => {
-                wit::docs::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+                wit::docs::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
             }
-            Capability::DocsWrite => {
-                wit::docs_write::add_to_linker::<CallState, HasSelf<CallState>>(l, |s| s)?
+            Capability::DocsWrite => wit::docs_write::add_to_linker_instance::<
+                CallState,
+                HasSelf<CallState>,
+            >(inst, |s| s)?,
+            Capability::GitRead => {
+                wit::git::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
+            }
+            Capability::CatalogRead => {
+                wit::catalog::add_to_linker_instance::<CallState, HasSelf<CallState>>(inst, |s| s)?
             }
         }
     }
@@ -330,6 +373,12 @@ mod tests {
             Some(Capability::ProjectAdmin)
         );
         assert_eq!(Grants::capability_for("wasi:filesystem/types@0.2.6"), None);
+        assert_eq!(
+            Grants::capability_for("scryer:router/git@0.2.0"),
+            Some(Capability::GitRead)
+        );
+        assert_eq!(Capability::GitRead.since(), WitVersion::V0_2);
+        assert_eq!(Capability::IndexRead.since(), WitVersion::V0_1);
     }
 
     #[test]

@@ -27,7 +27,8 @@ use wasmtime::component::{Component, ResourceTable};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 use wasmtime_wasi::WasiCtxBuilder;
 
-use bindings::{CallState, ScryerHostPre};
+pub use bindings::WitVersion;
+use bindings::{CallState, RouterInstance, RouterPre};
 pub use cache::{CacheOutcome, CompileCache};
 pub use capabilities::{Capability, Grants};
 pub use limits::Limits;
@@ -35,8 +36,10 @@ pub use offline::OfflineHost;
 
 /// The WIT types, as the host sees them.
 pub mod wit {
+    pub use crate::bindings::scryer::router::catalog::{ProjectEntry, TextMatch, TextMatches};
     pub use crate::bindings::scryer::router::dependencies::{DependencySymbol, LockedCrate};
     pub use crate::bindings::scryer::router::docs::{DecisionRow, Document};
+    pub use crate::bindings::scryer::router::git::{ChangedFile, Commit, RepoState};
     pub use crate::bindings::scryer::router::index::{Edge, IndexFacts, ReferenceSite, Symbol};
     pub use crate::bindings::scryer::router::log::Level;
     pub use crate::bindings::scryer::router::projects::{ProjectStatus, ToolUsage};
@@ -45,8 +48,9 @@ pub mod wit {
         CallContext, CallError, CallResult, ItemBudget, OutputFormat, PluginDescription, Project,
         ToolAnnotations, ToolDefinition,
     };
-    /// The WIT package version this host implements.
-    pub const VERSION: &str = "0.1.0";
+    /// The newest WIT package version this host implements (every older released one is
+    /// linked too, see [`crate::WitVersion`]).
+    pub const VERSION: &str = "0.2.0";
 }
 
 /// Who is calling, as far as host services need to know: which plugin, for which
@@ -187,6 +191,54 @@ pub trait HostServices: Send + Sync + 'static {
         project: Option<&str>,
         since_hours: Option<u32>,
     ) -> Result<Vec<wit::ToolUsage>, wit::CallError>;
+
+    // git (WIT 0.2). The defaults say the host has no such service, so hosts that serve
+    // only index queries (the offline host) need not implement them.
+    fn git_state(
+        &self,
+        scope: &CallScope,
+        project: Option<&str>,
+        commit_limit: u32,
+        change_limit: u32,
+    ) -> Result<Option<wit::RepoState>, wit::CallError> {
+        let _ = (scope, project, commit_limit, change_limit);
+        Err(unavailable("git"))
+    }
+
+    // catalog (WIT 0.2)
+    fn catalog_projects(
+        &self,
+        scope: &CallScope,
+    ) -> Result<Vec<wit::ProjectEntry>, wit::CallError> {
+        let _ = scope;
+        Err(unavailable("catalog"))
+    }
+    fn catalog_read_text(
+        &self,
+        scope: &CallScope,
+        project: &str,
+        path: &str,
+        max_bytes: u32,
+    ) -> Result<Option<String>, wit::CallError> {
+        let _ = (scope, project, path, max_bytes);
+        Err(unavailable("catalog"))
+    }
+    fn catalog_grep(
+        &self,
+        scope: &CallScope,
+        project: &str,
+        query: &str,
+        limit: u32,
+    ) -> Result<wit::TextMatches, wit::CallError> {
+        let _ = (scope, project, query, limit);
+        Err(unavailable("catalog"))
+    }
+}
+
+fn unavailable(interface: &str) -> wit::CallError {
+    wit::CallError::Internal(format!(
+        "this host does not serve the `{interface}` interface"
+    ))
 }
 
 /// Why a plugin could not be loaded.
@@ -247,13 +299,19 @@ pub struct Plugin {
     pub cache_outcome: CacheOutcome,
     /// Wall time of compile-or-deserialize plus link.
     pub load_time: Duration,
-    pre: ScryerHostPre<CallState>,
+    pre: RouterPre,
     name: Arc<str>,
+    wit_version: WitVersion,
 }
 
 impl Plugin {
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The WIT version the plugin was built against (and is linked under).
+    pub fn wit_version(&self) -> WitVersion {
+        self.wit_version
     }
 }
 
@@ -423,12 +481,13 @@ impl Runtime {
             reason,
         };
         check_imports(label, &compiled.imports, &grants)?;
-        let linker = capabilities::linker_for(&self.inner.engine, &grants)
+        let wit_version = WitVersion::of_exports(&compiled.exports).map_err(invalid)?;
+        let linker = capabilities::linker_for(&self.inner.engine, &grants, wit_version)
             .map_err(|e| invalid(format!("{e:#}")))?;
         let pre = linker
             .instantiate_pre(&compiled.component)
             .map_err(|e| invalid(format!("{e:#}")))?;
-        let pre = ScryerHostPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = RouterPre::new(wit_version, pre).map_err(|e| invalid(format!("{e:#}")))?;
         let load_time = compiled.compile_time + started.elapsed();
 
         let name: Arc<str> = Arc::from(label);
@@ -438,9 +497,7 @@ impl Runtime {
             session: 0,
         };
         let description = self
-            .run(&pre, scope, |instance, store| {
-                instance.scryer_router_plugin().call_describe(store)
-            })
+            .run(&pre, scope, |instance, store| instance.describe(store))
             .await
             .map_err(|e| invalid(format!("describe failed: {e}")))?;
         validate_description(&description).map_err(invalid)?;
@@ -451,6 +508,7 @@ impl Runtime {
             cache_outcome: compiled.cache_outcome,
             load_time,
             pre,
+            wit_version,
         })
     }
 
@@ -468,9 +526,7 @@ impl Runtime {
         let context = context.clone();
         let answer = self
             .run(&plugin.pre, scope, move |instance, store| {
-                instance
-                    .scryer_router_plugin()
-                    .call_call(store, &tool, &arguments, &context)
+                instance.call(store, &tool, &arguments, &context)
             })
             .await?;
         let result = answer.map_err(CallFailure::Router)?;
@@ -488,11 +544,9 @@ impl Runtime {
     /// Runs `f` against a fresh instance on a blocking thread, under every limit.
     async fn run<R: Send + 'static>(
         &self,
-        pre: &ScryerHostPre<CallState>,
+        pre: &RouterPre,
         scope: CallScope,
-        f: impl FnOnce(&bindings::ScryerHost, &mut Store<CallState>) -> wasmtime::Result<R>
-        + Send
-        + 'static,
+        f: impl FnOnce(&RouterInstance, &mut Store<CallState>) -> wasmtime::Result<R> + Send + 'static,
     ) -> Result<R, CallFailure> {
         let limits = self.inner.limits.clone();
         let plugin = scope.plugin.to_string();

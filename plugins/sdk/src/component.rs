@@ -9,7 +9,8 @@
 
 use crate::host::*;
 use crate::wit::scryer::router::{
-    dependencies, docs, docs_write, files, index, log, projects, search, tokens, types,
+    catalog, dependencies, docs, docs_write, files, git, index, log, projects, search, tokens,
+    types,
 };
 use crate::{ErrorKind, ToolError, ToolResult};
 
@@ -270,6 +271,73 @@ impl Host for WitHost {
             latency_p50_ms: u.latency_p50_ms,
             latency_p95_ms: u.latency_p95_ms,
             followed_up: u.followed_up,
+        })
+    }
+
+    fn git_state(
+        &self,
+        project: Option<&str>,
+        commit_limit: u32,
+        change_limit: u32,
+    ) -> ToolResult<Option<RepoState>> {
+        let state = git::state(project, commit_limit, change_limit).map_err(from_wit)?;
+        Ok(state.map(|s| RepoState {
+            branch: s.branch,
+            head: s.head,
+            last_commit_ms: s.last_commit_ms,
+            commits: s
+                .commits
+                .into_iter()
+                .map(|c| GitCommit {
+                    hash: c.hash,
+                    time_ms: c.time_ms,
+                    author: c.author,
+                    subject: c.subject,
+                })
+                .collect(),
+            changes: s
+                .changes
+                .into_iter()
+                .map(|c| GitChange {
+                    path: c.path,
+                    change: c.change,
+                    staged: c.staged,
+                })
+                .collect(),
+            changes_total: s.changes_total,
+            untracked_total: s.untracked_total,
+        }))
+    }
+
+    fn catalog_projects(&self) -> ToolResult<Vec<CatalogProject>> {
+        all(catalog::list_projects(), |e| CatalogProject {
+            id: e.project.id,
+            slug: e.project.slug,
+            root: e.project.root,
+            state: e.state,
+            files: e.files,
+            symbols: e.symbols,
+            indexed_at: e.indexed_at,
+            active: e.active,
+        })
+    }
+    fn read_text(&self, project: &str, path: &str, max_bytes: u32) -> ToolResult<Option<String>> {
+        catalog::read_text(project, path, max_bytes).map_err(from_wit)
+    }
+    fn grep(&self, project: &str, query: &str, limit: u32) -> ToolResult<TextMatches> {
+        let found = catalog::grep(project, query, limit).map_err(from_wit)?;
+        Ok(TextMatches {
+            matches: found
+                .matches
+                .into_iter()
+                .map(|m| TextMatch {
+                    path: m.path,
+                    line: m.line,
+                    text: m.text,
+                })
+                .collect(),
+            files_searched: found.files_searched,
+            stopped_early: found.stopped_early,
         })
     }
 }

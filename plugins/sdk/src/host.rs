@@ -144,6 +144,78 @@ pub struct ToolUsage {
     pub followed_up: u32,
 }
 
+/// One commit, from the `git` interface (WIT 0.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GitCommit {
+    pub hash: String,
+    /// Committer time, milliseconds since the Unix epoch.
+    pub time_ms: i64,
+    pub author: String,
+    /// First line of the message.
+    pub subject: String,
+}
+
+/// A file that differs from HEAD or is untracked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GitChange {
+    /// Relative to the repository's top level.
+    pub path: String,
+    /// `modified`, `added`, `deleted`, `renamed`, `copied`, `type-changed`, `conflicted`
+    /// or `untracked`.
+    pub change: String,
+    pub staged: bool,
+}
+
+/// A project's working tree, read live with git.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepoState {
+    /// None when HEAD is detached.
+    pub branch: Option<String>,
+    /// None in a repository without commits.
+    pub head: Option<String>,
+    pub last_commit_ms: Option<i64>,
+    /// Newest first, at most the limit asked.
+    pub commits: Vec<GitCommit>,
+    /// Tracked changes first, then untracked files; at most the limit asked.
+    pub changes: Vec<GitChange>,
+    /// Changed and untracked files in all, before the limit.
+    pub changes_total: u32,
+    pub untracked_total: u32,
+}
+
+/// A registered project, from the `catalog` interface (WIT 0.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CatalogProject {
+    pub id: i64,
+    pub slug: String,
+    pub root: String,
+    /// `ready`, `building`, `stale` or `unindexed`.
+    pub state: String,
+    pub files: u32,
+    pub symbols: u32,
+    pub indexed_at: Option<String>,
+    /// The calling session's active project.
+    pub active: bool,
+}
+
+/// A line containing a searched text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TextMatch {
+    /// Relative to the project root.
+    pub path: String,
+    /// 1-based.
+    pub line: u32,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TextMatches {
+    pub matches: Vec<TextMatch>,
+    pub files_searched: u32,
+    /// At the limit asked, or at the host's file or time cap.
+    pub stopped_early: bool,
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     #[default]
@@ -284,6 +356,34 @@ pub trait Host {
     }
     fn usage(&self, project: Option<&str>, since_hours: Option<u32>) -> ToolResult<Vec<ToolUsage>> {
         unavailable("projects")
+    }
+
+    // ---- git (WIT 0.2) ----
+    /// The working tree of a project (slug, id or root; `None`: the call's project), or
+    /// `None` when it is not in a git work tree. The host caps the limits (100, 500).
+    fn git_state(
+        &self,
+        project: Option<&str>,
+        commit_limit: u32,
+        change_limit: u32,
+    ) -> ToolResult<Option<RepoState>> {
+        unavailable("git")
+    }
+
+    // ---- catalog (WIT 0.2) ----
+    /// Every registered project, by slug.
+    fn catalog_projects(&self) -> ToolResult<Vec<CatalogProject>> {
+        unavailable("catalog")
+    }
+    /// Up to `max_bytes` (at most 64 KiB) of a text file inside a project's root; `None`
+    /// when there is no such file.
+    fn read_text(&self, project: &str, path: &str, max_bytes: u32) -> ToolResult<Option<String>> {
+        unavailable("catalog")
+    }
+    /// Lines of a project's text files containing `query` (case-insensitive), at most
+    /// `limit` (at most 1000).
+    fn grep(&self, project: &str, query: &str, limit: u32) -> ToolResult<TextMatches> {
+        unavailable("catalog")
     }
 }
 

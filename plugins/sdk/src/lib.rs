@@ -24,12 +24,13 @@ pub mod resolve;
 
 pub use host::{Ctx, Format, Host, Router, ToolSpec};
 
-/// The bindings generated from `wit/v0.1` (world `scryer-host`, the union of every
-/// interface; a component imports only what its logic calls).
+/// The bindings generated from `wit/v0.2` (world `scryer-host`, the union of every
+/// interface; a component imports only what its logic calls). Components built with
+/// this SDK need a host that links WIT 0.2; the host still links 0.1 components.
 #[cfg(target_arch = "wasm32")]
 pub mod wit {
     wit_bindgen::generate!({
-        path: "../../wit/v0.1",
+        path: "../../wit/v0.2",
         world: "scryer-host",
         pub_export_macro: true,
         export_macro_name: "export_plugin",

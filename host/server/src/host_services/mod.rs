@@ -17,8 +17,10 @@ use crate::Core;
 use crate::paths::project_relative;
 
 mod admin;
+mod catalog;
 mod deps;
 mod docs;
+mod git;
 mod graph;
 mod search;
 
@@ -453,5 +455,42 @@ impl HostServices for HostImpl {
         since_hours: Option<u32>,
     ) -> Result<Vec<ToolUsage>, CallError> {
         self.admin_usage(scope, project, since_hours)
+    }
+
+    fn git_state(
+        &self,
+        scope: &CallScope,
+        project: Option<&str>,
+        commit_limit: u32,
+        change_limit: u32,
+    ) -> Result<Option<scryer_runtime::wit::RepoState>, CallError> {
+        self.git_state_of(scope, project, commit_limit, change_limit)
+    }
+
+    fn catalog_projects(
+        &self,
+        scope: &CallScope,
+    ) -> Result<Vec<scryer_runtime::wit::ProjectEntry>, CallError> {
+        self.catalog_list(scope)
+    }
+
+    fn catalog_read_text(
+        &self,
+        _scope: &CallScope,
+        project: &str,
+        path: &str,
+        max_bytes: u32,
+    ) -> Result<Option<String>, CallError> {
+        self.catalog_read(project, path, max_bytes)
+    }
+
+    fn catalog_grep(
+        &self,
+        _scope: &CallScope,
+        project: &str,
+        query: &str,
+        limit: u32,
+    ) -> Result<scryer_runtime::wit::TextMatches, CallError> {
+        self.catalog_search(project, query, limit)
     }
 }
