@@ -18,6 +18,7 @@ pub mod http;
 mod instructions;
 mod mcp;
 mod paths;
+mod plugin_watch;
 mod projects;
 mod registry;
 mod search_cache;
@@ -38,6 +39,7 @@ use scryer_runtime::{CompileCache, Grants, Limits, Runtime};
 
 pub use dispatch::CallOutcome;
 pub use mcp::McpSession;
+pub use plugin_watch::{ServingPlugin, ServingReport};
 pub use projects::IndexState;
 pub use registry::{Origin, PluginStatus, Registry, Status};
 
@@ -204,7 +206,11 @@ pub(crate) fn unknown_project(selector: &str, known: &[String]) -> String {
 pub struct Server {
     pub(crate) core: Arc<Core>,
     pub(crate) runtime: Runtime,
+    /// The registry this handle was taken with: a call keeps it to the end (hot swap
+    /// changes only `live`).
     pub(crate) registry: Arc<Registry>,
+    /// The registry new calls start on (`plugin_watch`).
+    pub(crate) live: Arc<plugin_watch::Live>,
 }
 
 impl Server {
@@ -250,15 +256,40 @@ impl Server {
                 }
             }
         }
-        Ok(Server {
+        let registry = Arc::new(registry);
+        let server = Server {
             core,
             runtime,
-            registry: Arc::new(registry),
-        })
+            live: Arc::new(plugin_watch::Live::new(registry.clone())),
+            registry,
+        };
+        // A serving process (the same switch as file watching) swaps installed plugins
+        // while it runs; one-shot commands keep what they loaded.
+        if config.watch_files
+            && let Some(home) = installed
+        {
+            plugin_watch::start(server.clone(), home, config.db_path.display().to_string());
+        }
+        Ok(server)
     }
 
+    /// The registry this handle was taken with (at start, or by [`Server::current`]).
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The registry serving new calls now (installed plugins may have been swapped).
+    pub fn current_registry(&self) -> Arc<Registry> {
+        self.live.load()
+    }
+
+    /// This server with the registry serving now: what one call runs on from start to
+    /// end, whatever is swapped in meanwhile.
+    pub fn current(&self) -> Server {
+        Server {
+            registry: self.live.load(),
+            ..self.clone()
+        }
     }
 
     pub fn runtime(&self) -> &Runtime {
@@ -286,6 +317,25 @@ impl Server {
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, state);
         Ok(id)
+    }
+
+    /// Opens a session whose active project is already resolved: for transports that
+    /// open sessions outside async code (the HTTP session factory).
+    pub(crate) fn open_session_resolved(
+        &self,
+        cwd: PathBuf,
+        options: SessionOptions,
+        active: Option<i64>,
+    ) -> u64 {
+        let id = self.core.next_session.fetch_add(1, Ordering::Relaxed);
+        let mut state = SessionState::new(cwd, options);
+        state.active_project = active;
+        self.core
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, state);
+        id
     }
 
     /// The host services routers import, for running router logic natively against the
@@ -317,25 +367,6 @@ impl Server {
             }),
             session,
         })
-    }
-
-    /// Opens a session whose active project is already resolved: for transports that
-    /// open sessions outside async code (the HTTP session factory).
-    pub(crate) fn open_session_resolved(
-        &self,
-        cwd: PathBuf,
-        options: SessionOptions,
-        active: Option<i64>,
-    ) -> u64 {
-        let id = self.core.next_session.fetch_add(1, Ordering::Relaxed);
-        let mut state = SessionState::new(cwd, options);
-        state.active_project = active;
-        self.core
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, state);
-        id
     }
 
     /// Makes `project` (slug, id or root) the session's active project.
@@ -379,6 +410,11 @@ impl Server {
         let root = std::fs::canonicalize(root).with_context(|| format!("{}", root.display()))?;
         let project = self.core.projects.register(&root).await?;
         let rx = self.core.projects.start_index(&project).await;
+        // A daemon keeps the project current from here on, as it does for
+        // index_workspace (one-shot commands run without a watcher).
+        if let Some(w) = &self.core.watcher {
+            w.watch(&project);
+        }
         projects::wait_finished(rx, Duration::from_secs(24 * 3600)).await;
         Ok(self
             .core
@@ -389,8 +425,3 @@ impl Server {
             .unwrap_or(project))
     }
 }
-        // A daemon keeps the project current from here on, as it does for
-        // index_workspace (one-shot commands run without a watcher).
-        if let Some(w) = &self.core.watcher {
-            w.watch(&project);
-        }

@@ -14,19 +14,23 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 
-use crate::Server;
+use tokio::sync::watch;
+
 use crate::contract::publish_schema;
 use crate::instructions::server_instructions;
+use crate::{Registry, Server, SessionOptions};
 
 /// One MCP session's handler.
 #[derive(Clone)]
 pub struct McpSession {
     server: Server,
     session: u64,
-    tools: Arc<Vec<Tool>>,
     /// The client's roots must be (re)read before the next call: set at start and by
     /// `notifications/roots/list_changed`.
     roots_stale: Arc<AtomicBool>,
+    /// Dropped with the last clone of the handler (when the session ends), which ends
+    /// the task telling the client about tool list changes.
+    alive: Arc<watch::Sender<()>>,
     /// Closes the session with the last clone of the handler (HTTP sessions, which end
     /// when rmcp drops their handler).
     _lease: Option<Arc<crate::http::SessionLease>>,
@@ -35,45 +39,75 @@ pub struct McpSession {
 /// How long a call waits for the client to answer `roots/list`.
 const ROOTS_WAIT: Duration = Duration::from_secs(5);
 
+/// The tools a session with `options` lists from `registry`.
+fn session_tools(registry: &Registry, options: &SessionOptions) -> Vec<Tool> {
+    registry
+        .tools()
+        .filter(|(plugin, t)| options.tools.lists(plugin.name(), &t.name))
+        .map(|(_, t)| {
+            let schema: serde_json::Value =
+                serde_json::from_str(&t.input_schema).unwrap_or_default();
+            let published = match publish_schema(&t.name, &schema) {
+                serde_json::Value::Object(o) => o,
+                _ => JsonObject::new(),
+            };
+            let mut tool = Tool::new(t.name.clone(), t.description.clone(), Arc::new(published));
+            // MCP reads destructive and idempotent only when a tool is not read-only;
+            // leaving them out of read-only tools keeps the definitions small.
+            let writes = !t.annotations.read_only;
+            tool.annotations = Some(ToolAnnotations::from_raw(
+                t.annotations.title.clone(),
+                Some(t.annotations.read_only),
+                writes.then_some(t.annotations.destructive),
+                writes.then_some(t.annotations.idempotent),
+                Some(t.annotations.open_world),
+            ));
+            if options.always_load.marks(&t.name) {
+                let mut meta = JsonObject::new();
+                meta.insert("anthropic/alwaysLoad".into(), serde_json::Value::Bool(true));
+                tool.meta = Some(MetaObject(meta));
+            }
+            tool
+        })
+        .collect()
+}
+
+/// Sends `notifications/tools/list_changed` each time a swapped-in registry changes
+/// what this session lists, until the session ends.
+async fn announce_tool_changes(
+    server: Server,
+    session: u64,
+    peer: Peer<RoleServer>,
+    mut ended: watch::Receiver<()>,
+) {
+    let options = server.core.session(session).options;
+    let mut generation = server.live.subscribe();
+    let mut listed = session_tools(&server.live.load(), &options);
+    loop {
+        tokio::select! {
+            changed = generation.changed() => if changed.is_err() { return },
+            _ = ended.changed() => return,
+        }
+        let now = session_tools(&server.live.load(), &options);
+        if now == listed {
+            continue;
+        }
+        listed = now;
+        if let Err(e) = peer.notify_tool_list_changed().await {
+            tracing::debug!(session, error = %e, "tools/list_changed not delivered");
+            return;
+        }
+        tracing::info!(session, "sent notifications/tools/list_changed");
+    }
+}
+
 impl McpSession {
     pub(crate) fn new(server: Server, session: u64) -> McpSession {
-        let options = server.core.session(session).options;
-        let tools = server
-            .registry
-            .tools()
-            .filter(|(plugin, t)| options.tools.lists(plugin.name(), &t.name))
-            .map(|(_, t)| {
-                let schema: serde_json::Value =
-                    serde_json::from_str(&t.input_schema).unwrap_or_default();
-                let published = match publish_schema(&t.name, &schema) {
-                    serde_json::Value::Object(o) => o,
-                    _ => JsonObject::new(),
-                };
-                let mut tool =
-                    Tool::new(t.name.clone(), t.description.clone(), Arc::new(published));
-                // MCP reads destructive and idempotent only when a tool is not read-only;
-                // leaving them out of read-only tools keeps the definitions small.
-                let writes = !t.annotations.read_only;
-                tool.annotations = Some(ToolAnnotations::from_raw(
-                    t.annotations.title.clone(),
-                    Some(t.annotations.read_only),
-                    writes.then_some(t.annotations.destructive),
-                    writes.then_some(t.annotations.idempotent),
-                    Some(t.annotations.open_world),
-                ));
-                if options.always_load.marks(&t.name) {
-                    let mut meta = JsonObject::new();
-                    meta.insert("anthropic/alwaysLoad".into(), serde_json::Value::Bool(true));
-                    tool.meta = Some(MetaObject(meta));
-                }
-                tool
-            })
-            .collect();
         McpSession {
             server,
             session,
-            tools: Arc::new(tools),
             roots_stale: Arc::new(AtomicBool::new(true)),
+            alive: Arc::new(watch::channel(()).0),
             _lease: None,
         }
     }
@@ -82,6 +116,12 @@ impl McpSession {
     pub(crate) fn with_lease(mut self, lease: Arc<crate::http::SessionLease>) -> McpSession {
         self._lease = Some(lease);
         self
+    }
+
+    /// The tools this session lists now.
+    fn tools(&self) -> Vec<Tool> {
+        let options = self.server.core.session(self.session).options;
+        session_tools(&self.server.live.load(), &options)
     }
 
     /// Reads the client's roots into the session when they are stale and the client
@@ -127,8 +167,14 @@ impl McpSession {
 
 impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
-        let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let tools = self.tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        // Installed plugins are swapped while the server runs (plugin_watch.rs).
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("scryer", env!("CARGO_PKG_VERSION")))
             .with_instructions(server_instructions(&names))
     }
@@ -138,7 +184,7 @@ impl ServerHandler for McpSession {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     async fn call_tool(
@@ -147,8 +193,11 @@ impl ServerHandler for McpSession {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.refresh_roots(&context.peer).await;
+        // The call runs on the registry serving now, to the end, even if another is
+        // swapped in meanwhile.
         let outcome = self
             .server
+            .current()
             .call_tool(self.session, &request.name, request.arguments)
             .await;
         let content = vec![ContentBlock::text(outcome.text)];
@@ -158,6 +207,15 @@ impl ServerHandler for McpSession {
             CallToolResult::success(content)
         }
         .into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(announce_tool_changes(
+            self.server.clone(),
+            self.session,
+            context.peer,
+            self.alive.subscribe(),
+        ));
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {

@@ -52,6 +52,27 @@ pub struct PluginStatus {
     pub plugin: Option<Arc<Plugin>>,
     /// The host plugin whose tools it may take over.
     pub replaces: Option<String>,
+    /// Something the operator should know while it serves (a refused replacement).
+    pub note: Option<String>,
+}
+
+impl PluginStatus {
+    /// Whether it answers tools now (a replaced host plugin serves nothing).
+    pub fn is_serving(&self) -> bool {
+        self.status == Status::Loaded && self.plugin.is_some()
+    }
+}
+
+/// An installed plugin as the registry is built from it: what loading it gave, and for
+/// a reload the version serving until now.
+struct Candidate {
+    name: String,
+    version: Option<String>,
+    grants: Grants,
+    held_back: Option<String>,
+    replaces: Option<String>,
+    outcome: Result<Arc<Plugin>, String>,
+    fallback: Option<Arc<Plugin>>,
 }
 
 pub struct Registry {
@@ -103,28 +124,95 @@ impl Registry {
             tracing::warn!("installed plugins: {problem}");
         }
         let registry = Registry::with_installed(plugins, installed).map_err(anyhow::Error::msg)?;
-        for s in registry
+        registry.log_installed();
+        Ok(registry)
+    }
+
+    /// Logs each installed plugin's outcome: loaded at info, refusals and notes at warn.
+    pub(crate) fn log_installed(&self) {
+        for s in self
             .statuses
             .iter()
             .filter(|s| s.origin == Origin::Installed)
         {
             match &s.status {
-                Status::Loaded => tracing::info!(plugin = %s.name, "installed plugin loaded"),
+                Status::Loaded => tracing::info!(
+                    plugin = %s.name,
+                    version = s.version.as_deref().unwrap_or("?"),
+                    "installed plugin loaded"
+                ),
                 Status::Refused(why) => {
                     tracing::warn!(plugin = %s.name, "installed plugin not loaded: {why}")
                 }
                 Status::Replaced { .. } => {}
             }
+            if let Some(note) = &s.note {
+                tracing::warn!(plugin = %s.name, "{note}");
+            }
             if let Some(note) = &s.held_back {
                 tracing::warn!(plugin = %s.name, "{note}");
             }
         }
-        Ok(registry)
     }
 
     /// Builds the registry from the host's plugins (a clash among them is an error) and
     /// the installed ones (a clash or refusal leaves that one out, with the reason).
     pub fn with_installed(plugins: Vec<Plugin>, installed: LoadReport) -> Result<Registry, String> {
+        let host = plugins.into_iter().map(Arc::new).collect();
+        let installed = installed
+            .plugins
+            .into_iter()
+            .map(|item| Candidate {
+                outcome: item.outcome.map(Arc::new),
+                fallback: None,
+                name: item.name,
+                version: item.version,
+                grants: item.grants,
+                held_back: item.held_back,
+                replaces: item.replaces,
+            })
+            .collect();
+        Registry::build(host, installed)
+    }
+
+    /// The registry after the installed plugins were loaded again (hot swap): the host's
+    /// plugins stay as they are; each installed plugin takes its new outcome, except that
+    /// one refused now while its previous version serves keeps that version serving, with
+    /// the refusal recorded, as long as the policy still approves it (its entry has a
+    /// receipt and still grants everything the serving version was linked with). A
+    /// plugin whose entry is gone (removed) or whose grants were withdrawn stops serving.
+    pub fn reloaded(&self, installed: LoadReport) -> Registry {
+        let host: Vec<Arc<Plugin>> = self
+            .statuses
+            .iter()
+            .filter(|s| s.origin == Origin::Host)
+            .filter_map(|s| s.plugin.clone())
+            .collect();
+        let installed = installed
+            .plugins
+            .into_iter()
+            .map(|item| {
+                let serving = self.statuses.iter().find(|s| {
+                    s.origin == Origin::Installed && s.name == item.name && s.is_serving()
+                });
+                Candidate {
+                    fallback: serving.and_then(|s| s.plugin.clone()).filter(|old| {
+                        still_approves(item.version.as_deref(), &item.grants, &old.grants)
+                    }),
+                    outcome: item.outcome.map(Arc::new),
+                    name: item.name,
+                    version: item.version,
+                    grants: item.grants,
+                    held_back: item.held_back,
+                    replaces: item.replaces,
+                }
+            })
+            .collect();
+        Registry::build(host, installed)
+            .expect("the host plugins loaded together before, so they still do")
+    }
+
+    fn build(host: Vec<Arc<Plugin>>, installed: Vec<Candidate>) -> Result<Registry, String> {
         let mut r = Registry {
             plugins: Vec::new(),
             by_tool: HashMap::new(),
@@ -133,8 +221,7 @@ impl Registry {
             host_plugins: HashMap::new(),
             statuses: Vec::new(),
         };
-        for p in plugins {
-            let p = Arc::new(p);
+        for p in host {
             let schemas = parse_schemas(&p)?;
             if let Some(clash) = p
                 .description
@@ -159,10 +246,11 @@ impl Registry {
                 held_back: None,
                 plugin: Some(p.clone()),
                 replaces: None,
+                note: None,
             });
             r.add_tools(p, schemas);
         }
-        for item in installed.plugins {
+        for item in installed {
             let mut status = PluginStatus {
                 name: item.name,
                 origin: Origin::Installed,
@@ -172,30 +260,36 @@ impl Registry {
                 held_back: item.held_back,
                 plugin: None,
                 replaces: item.replaces,
+                note: None,
             };
-            match item.outcome {
-                Err(why) => status.status = Status::Refused(why),
-                Ok(p) => {
-                    let p = Arc::new(p);
-                    let tools: Vec<String> =
-                        p.description.tools.iter().map(|t| t.name.clone()).collect();
-                    let mut problems =
-                        r.clashes(p.name(), &tools, status.replaces.as_deref(), None);
-                    let schemas = match parse_schemas(&p) {
-                        Ok(s) => Some(s),
-                        Err(e) => {
-                            problems.push(e);
-                            None
-                        }
-                    };
-                    match schemas {
-                        Some(schemas) if problems.is_empty() => {
-                            status.plugin = Some(p.clone());
-                            r.add_tools(p, schemas);
-                        }
-                        _ => status.status = Status::Refused(problems.join("; ")),
+            let refusal = match item.outcome {
+                Err(why) => why,
+                Ok(p) => match r.admit(&p, status.replaces.as_deref()) {
+                    Ok(schemas) => {
+                        status.plugin = Some(p.clone());
+                        r.add_tools(p, schemas);
+                        r.statuses.push(status);
+                        continue;
                     }
-                }
+                    Err(why) => why,
+                },
+            };
+            // Hot swap: the version already serving goes on serving when its
+            // replacement is refused (it was admitted before, and nothing it clashes
+            // with can have appeared without being refused itself).
+            if let Some(old) = item.fallback
+                && let Ok(schemas) = r.admit(&old, status.replaces.as_deref())
+            {
+                let version = old.description.version.clone();
+                status.note = Some(format!(
+                    "its replacement was refused, so the loaded {version} keeps serving: {refusal}"
+                ));
+                status.version = Some(version);
+                status.grants = old.grants.clone();
+                status.plugin = Some(old.clone());
+                r.add_tools(old, schemas);
+            } else {
+                status.status = Status::Refused(refusal);
             }
             r.statuses.push(status);
         }
@@ -222,6 +316,22 @@ impl Registry {
             }
         }
         Ok(r)
+    }
+
+    /// Whether an installed plugin may join the loaded ones: its tools' schemas, parsed,
+    /// or why not (a clash, a schema strict clients reject).
+    fn admit(
+        &self,
+        p: &Arc<Plugin>,
+        replaces: Option<&str>,
+    ) -> Result<Vec<serde_json::Value>, String> {
+        let tools: Vec<String> = p.description.tools.iter().map(|t| t.name.clone()).collect();
+        let mut problems = self.clashes(p.name(), &tools, replaces, None);
+        let schemas = parse_schemas(p).map_err(|e| problems.push(e));
+        match schemas {
+            Ok(s) if problems.is_empty() => Ok(s),
+            _ => Err(problems.join("; ")),
+        }
     }
 
     /// Registers `p`'s tools; a tool already present (taken over under `replaces`) keeps
@@ -310,6 +420,13 @@ impl Registry {
     }
 }
 
+/// Whether a policy entry (`receipt_version`: its receipt's version, None without a
+/// receipt; `granted`: its grants) still approves a loaded version linked with
+/// `linked`: it must be approved at all, and nothing it was linked with withdrawn.
+fn still_approves(receipt_version: Option<&str>, granted: &Grants, linked: &Grants) -> bool {
+    receipt_version.is_some() && granted.missing(linked).is_empty()
+}
+
 /// Why `name` may not declare `tool`, already declared by `owner` (None: it may). A host
 /// plugin's tool may be taken over by a plugin that `replaces` it; an installed plugin's
 /// tools by its own upgrade.
@@ -369,7 +486,21 @@ fn parse_schemas(p: &Plugin) -> Result<Vec<serde_json::Value>, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::tool_clash;
+    use super::{still_approves, tool_clash};
+    use scryer_runtime::Grants;
+
+    #[test]
+    fn a_loaded_version_keeps_serving_only_while_the_policy_approves_it() {
+        let tokens = Grants::parse_list("tokens").unwrap();
+        let both = Grants::parse_list("tokens,index-read").unwrap();
+        // Replaced by hand or by a version that fails: still approved.
+        assert!(still_approves(Some("1.0.0"), &tokens, &tokens));
+        assert!(still_approves(Some("2.0.0"), &both, &tokens));
+        // A grant it was linked with was withdrawn: it stops.
+        assert!(!still_approves(Some("1.0.0"), &tokens, &both));
+        // Its entry lost its receipt (a stray file, or only a held-back upgrade).
+        assert!(!still_approves(None, &both, &tokens));
+    }
 
     #[test]
     fn a_tool_declared_twice_names_both_plugins_and_the_fix() {
