@@ -1,8 +1,11 @@
 //! The whole path, for real: the `scryer` binary over stdio, rmcp's client, a turso
 //! database file, the embedded router components, and a small fixture workspace.
 
+#[path = "support/daemon.rs"]
+mod daemon_support;
 mod support;
 
+use daemon_support::DaemonEnv;
 use serde_json::{Value, json};
 use support::{Scryer, fixture_workspace};
 
@@ -608,4 +611,77 @@ async fn a_second_process_on_the_same_database_is_told_why_it_cannot_start() {
     let list = s.call_json("list_projects", json!({})).await;
     assert_eq!(list["total"], 0);
     s.stop().await;
+}
+
+/// `scryer report --json` parsed, failing the test on an error exit.
+fn report_json(env: &DaemonEnv) -> Value {
+    let out = env.command(&["report", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn report_and_index_go_through_a_running_daemon_and_open_the_file_without_one() {
+    let env = DaemonEnv::new();
+    let (first, second) = (fixture_workspace(), fixture_workspace());
+
+    // No daemon: the commands open the database themselves and start none.
+    let out = env
+        .command(&["index", first.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("indexed"));
+    assert_eq!(report_json(&env)["calls"], 0);
+    assert!(env.status().is_none(), "one-shot commands start no daemon");
+
+    // A session's daemon now holds the database.
+    let c = env.client(first.path(), &[]).await;
+    assert_eq!(c.call_json("list_projects", json!({})).await["total"], 1);
+    let out = env
+        .command(&["index", second.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The daemon indexed it: its session sees the second project at once.
+    assert_eq!(c.call_json("list_projects", json!({})).await["total"], 2);
+
+    let mut report = Value::Null;
+    for _ in 0..100 {
+        report = report_json(&env);
+        let tools = report["tools"].as_array().cloned().unwrap_or_default();
+        if tools
+            .iter()
+            .any(|t| t["tool"] == "list_projects" && t["calls"] == 2)
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(report["calls"], 2, "{report}");
+    // An unknown project is named as such, through the daemon too.
+    let out = env
+        .command(&["report", "--project", "nope"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        e.contains("--project \"nope\"") && e.contains("registered:"),
+        "{e}"
+    );
+    assert!(env.status().is_some(), "the daemon serves on");
+    c.stop().await;
 }
