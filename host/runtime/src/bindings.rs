@@ -2,7 +2,7 @@
 //! interface to [`HostServices`]. The generated code is the only place that knows the
 //! WIT's Rust shape; everything else uses the re-exports in `crate::wit`.
 //!
-//! Every released WIT version is linked (ADR "WIT v0.2 linked beside v0.1"):
+//! Every released WIT version is linked (ADR 0008):
 //!
 //! - `v0_2` binds the newest version, `wit/v0.2`. Its Rust types are the host's types,
 //!   and its `Host` traits are what [`CallState`] implements.
