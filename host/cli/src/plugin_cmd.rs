@@ -1,5 +1,5 @@
 //! `scryer plugin list | add | remove | grant | verify`: the operator's side of the
-//! plugin platform (ADR 0005, docs/plugins.md).
+//! plugin platform (ADR 0007, docs/plugins.md); `scryer plugin new`: the author's start.
 //!
 //! These commands never open the database: plugins are compiled and described under
 //! [`OfflineHost`], so they work while a server holds the database.
@@ -16,7 +16,10 @@ use scryer_runtime::receipt::{Receipt, now_unix, sha256_hex};
 use scryer_runtime::{
     CacheOutcome, CompileCache, Grants, Limits, OfflineHost, Plugin, Requirements, Runtime,
 };
-use scryer_server::{Origin, PluginSource, PluginStatus, Registry, Status};
+use scryer_server::{Origin, PluginSource, PluginStatus, Registry, ServingReport, Status};
+
+#[path = "plugin_template/mod.rs"]
+mod plugin_template;
 
 #[derive(Subcommand)]
 pub enum PluginCommand {
@@ -50,6 +53,18 @@ pub enum PluginCommand {
     },
     /// Report what a plugin file needs and whether the policy allows it; changes nothing.
     Verify { file: PathBuf },
+    /// Create a router plugin project that builds for wasm32-wasip2 (one example tool).
+    New {
+        /// The plugin's name: lowercase letters, digits, `-`, `_` (e.g. word-stats).
+        name: String,
+        /// Where to create it (default: ./<name>); must not exist or be empty.
+        #[arg(long, value_name = "PATH")]
+        dir: Option<PathBuf>,
+        /// The scryer plugin SDK (`plugins/sdk` of a scryer source tree), when it is
+        /// not found beside this binary's sources.
+        #[arg(long, value_name = "PATH")]
+        sdk_path: Option<PathBuf>,
+    },
 }
 
 /// What the plugin commands need from the global flags.
@@ -85,6 +100,11 @@ pub async fn run(ctx: &Globals, command: &PluginCommand) -> Result<()> {
         PluginCommand::Remove { name } => remove(&home, name),
         PluginCommand::Grant { name, capabilities } => grant(&home, name, capabilities),
         PluginCommand::Verify { file } => verify(ctx, &home, file).await,
+        PluginCommand::New {
+            name,
+            dir,
+            sdk_path,
+        } => new(name, dir.as_deref(), sdk_path.as_deref()),
     }
 }
 
@@ -190,6 +210,65 @@ async fn list(ctx: &Globals, home: &PluginHome, extra: &[PathBuf]) -> Result<()>
     if let Some(p) = policy_problem {
         println!("policy: {p}; no installed plugin was loaded");
     }
+    for line in running_lines(&registry, &ServingReport::running(home)) {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// What running servers serve that differs from what a start would load now: a
+/// version kept because its replacement was refused, or one not yet swapped.
+fn running_lines(registry: &Registry, running: &[ServingReport]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for report in running {
+        for p in &report.plugins {
+            let on_disk = registry
+                .statuses()
+                .iter()
+                .find(|s| s.origin == Origin::Installed && s.name == p.name)
+                .filter(|s| s.is_serving())
+                .and_then(|s| s.plugin.as_ref())
+                .map(|pl| pl.description.version.clone());
+            let differs = p.serving != on_disk;
+            let kept = p.serving.is_some() && p.note.is_some();
+            if !differs && !kept {
+                continue;
+            }
+            let serving = match &p.serving {
+                Some(v) => format!("serves {} {v}", p.name),
+                None => format!("does not serve {}", p.name),
+            };
+            let note = p
+                .note
+                .as_deref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default();
+            lines.push(format!(
+                "running server (pid {}, database {}) {serving}{note}",
+                report.pid, report.database
+            ));
+        }
+    }
+    lines
+}
+
+fn new(name: &str, dir: Option<&Path>, sdk: Option<&Path>) -> Result<()> {
+    let created = plugin_template::create(name, dir, sdk)?;
+    let dir = created.dir.display();
+    println!(
+        "created plugin `{name}` in {dir} (tool `{}`; SDK {})",
+        created.tool,
+        created.sdk.display()
+    );
+    for f in &created.files {
+        println!("  {}", f.display());
+    }
+    println!(
+        "next:\n  cd {dir}\n  cargo build --target wasm32-wasip2 --release\n  \
+         cp target/wasm32-wasip2/release/{wasm} {name}.wasm\n  \
+         scryer plugin verify {name}.wasm\n  scryer plugin add {name}.wasm --grant tokens",
+        wasm = created.wasm
+    );
     Ok(())
 }
 
@@ -339,7 +418,7 @@ async fn add(
     let tools = cand.tools().join(", ");
     match placement {
         Placement::Current => println!(
-            "added {name} {version} (sha256 {}) as {}: tools {tools}; granted [{}]. It loads at the next start of `scryer serve`.",
+            "added {name} {version} (sha256 {}) as {}: tools {tools}; granted [{}]. A running server swaps it in now; it loads at the next start of any other.",
             cand.sha256,
             dest.display(),
             names(&granted)
@@ -484,7 +563,9 @@ fn grant(home: &PluginHome, name: &str, caps: &[String]) -> Result<()> {
             pending_missing.names().join(" ")
         );
     } else {
-        println!("{name} has everything it needs; it loads at the next start of `scryer serve`");
+        println!(
+            "{name} has everything it needs; a running server swaps it in now, any other loads it at its next start"
+        );
     }
     Ok(())
 }
