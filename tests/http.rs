@@ -178,6 +178,25 @@ fn two_sessions_keep_their_own_active_project() {
         active(&b.call_json("list_projects", json!({}))),
         vec![pb.clone()]
     );
+
+    // Ending a session closes its context; the other one goes on.
+    assert!(
+        server.status().contains("2 sessions now"),
+        "{}",
+        server.status()
+    );
+    let ended = server.end(&a.id);
+    assert!(ended.status / 100 == 2, "{} {}", ended.status, ended.body);
+    let mut status = String::new();
+    for _ in 0..100 {
+        status = server.status();
+        if status.contains("1 sessions now") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(status.contains("1 sessions now"), "{status}");
+    assert_eq!(b.call_json("get_indexing_status", json!({}))["project"], pb);
 }
 
 #[test]
@@ -213,4 +232,28 @@ fn the_http_server_is_the_databases_daemon_for_one_shot_commands() {
     );
     let list = s.call_json("list_projects", json!({}));
     assert_eq!(list["total"], 1, "{list}");
+
+    // A stdio session of `scryer serve` on the same database is served by it too.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use rmcp::ServiceExt;
+        use rmcp::model::CallToolRequestParams;
+        use rmcp::transport::TokioChildProcess;
+        let mut cmd = tokio::process::Command::from(HttpServer::command(server.state.path()));
+        cmd.arg("serve");
+        let client = ()
+            .serve(TokioChildProcess::new(cmd).unwrap())
+            .await
+            .expect("a stdio session through the HTTP server's socket");
+        let answer = client
+            .call_tool(CallToolRequestParams::new("list_projects"))
+            .await
+            .unwrap();
+        let text = answer.content[0].as_text().unwrap().text.clone();
+        let list: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(list["total"], 1, "{list}");
+        let _ = client.cancel().await;
+    });
+    let status = server.status();
+    assert!(status.contains("sessions 0 now, 1 since start"), "{status}");
 }

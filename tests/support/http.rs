@@ -132,6 +132,34 @@ impl Drop for HttpServer {
     }
 }
 
+impl HttpServer {
+    /// `scryer daemon status` of this server's database: its stdout.
+    pub fn status(&self) -> String {
+        let out = Self::command(self.state.path())
+            .args(["daemon", "status"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Ends an MCP session (`DELETE /mcp`).
+    pub fn end(&self, session: &str) -> HttpResponse {
+        request(
+            "DELETE",
+            &self.addr,
+            &self.addr,
+            Some(&self.token),
+            Some(session),
+            b"",
+        )
+    }
+}
+
 /// One MCP session over HTTP.
 pub struct McpHttpSession<'a> {
     server: &'a HttpServer,
@@ -219,8 +247,20 @@ pub fn post(
     session: Option<&str>,
     body: &[u8],
 ) -> HttpResponse {
+    request("POST", addr, host, token, session, body)
+}
+
+/// One request to `/mcp` on `addr`, with `Host: host`, then the connection closes.
+pub fn request(
+    method: &str,
+    addr: &str,
+    host: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: &[u8],
+) -> HttpResponse {
     let mut head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nConnection: close\r\n\
          Content-Length: {}\r\n",
         body.len()

@@ -57,7 +57,7 @@ fn print_status(s: &Status) {
         );
     }
     if let Some(url) = &s.http {
-        println!("http     {url}");
+        println!("http     {url}, {} sessions now", s.http_sessions);
     }
 }
 

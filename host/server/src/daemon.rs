@@ -295,6 +295,9 @@ pub struct Status {
     /// The MCP-over-HTTP URL this daemon also serves (`scryer serve --http`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<String>,
+    /// HTTP sessions open now (not counted in `sessions`).
+    #[serde(default)]
+    pub http_sessions: u64,
 }
 
 /// The daemon's answer line.
@@ -475,6 +478,7 @@ struct Shared {
     started: Instant,
     idle: Option<Duration>,
     http: Option<String>,
+    http_sessions: Arc<AtomicU64>,
     /// Sessions connected now; the accept loop watches it for the idle exit.
     sessions: watch::Sender<u64>,
     sessions_total: AtomicU64,
@@ -493,6 +497,7 @@ impl Shared {
             sessions_total: self.sessions_total.load(Ordering::Relaxed),
             idle_exit_s: self.idle.map_or(0, |d| d.as_secs()),
             http: self.http.clone(),
+            http_sessions: self.http_sessions.load(Ordering::Relaxed),
         }
     }
 }
@@ -557,6 +562,7 @@ where
     tracing::info!(socket = %paths.socket.display(), pid = std::process::id(), "daemon listening");
     let (sessions, mut count) = watch::channel(0u64);
     let http_stop = tokio_util::sync::CancellationToken::new();
+    let http_sessions = Arc::new(AtomicU64::new(0));
     let mut http_url = None;
     let mut http_task = match http {
         None => None,
@@ -570,6 +576,7 @@ where
                 server.clone(),
                 listener,
                 config,
+                http_sessions.clone(),
                 http_stop.clone(),
             )))
         }
@@ -582,6 +589,7 @@ where
         started: Instant::now(),
         idle,
         http: http_url,
+        http_sessions,
         sessions,
         sessions_total: AtomicU64::new(0),
         stop: Notify::new(),

@@ -11,6 +11,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -194,20 +195,25 @@ fn refuse(
 pub(crate) struct SessionLease {
     server: Server,
     id: u64,
+    open: Arc<AtomicU64>,
 }
 
 impl Drop for SessionLease {
     fn drop(&mut self) {
         self.server.close_session(self.id);
+        self.open.fetch_sub(1, Ordering::Relaxed);
+        tracing::debug!(session = self.id, "HTTP session closed");
     }
 }
 
-/// Serves MCP over HTTP on `listener` until `stop` is cancelled. The session options'
-/// `project` must name a registered project (it is resolved once, here).
+/// Serves MCP over HTTP on `listener` until `stop` is cancelled, counting the HTTP
+/// sessions open now in `open`. The session options' `project` must name a registered
+/// project (it is resolved once, here).
 pub async fn serve(
     server: Server,
     listener: TcpListener,
     config: HttpConfig,
+    open: Arc<AtomicU64>,
     stop: CancellationToken,
 ) -> Result<()> {
     let bound = listener.local_addr()?;
@@ -240,10 +246,12 @@ pub async fn serve(
         let options = config.options.clone();
         move || -> std::io::Result<McpSession> {
             let id = server.open_session_resolved(cwd.clone(), options.clone(), active);
+            open.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(session = id, "HTTP session opened");
             let lease = Arc::new(SessionLease {
                 server: server.clone(),
                 id,
+                open: open.clone(),
             });
             Ok(server.mcp_session(id).with_lease(lease))
         }
