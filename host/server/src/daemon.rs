@@ -3,7 +3,10 @@
 //!
 //! A connection starts with one handshake line of JSON ([`Hello`]) and gets one line
 //! back ([`Reply`]); after a session handshake the connection carries MCP bytes both
-//! ways. The daemon reads the handshake through the same buffer the MCP session then
+//! ways. The other ops answer in that one line: `status`, `stop`, and the one-shot
+//! commands that need the database the daemon holds (`usage` for `scryer report`,
+//! `index` for `scryer index`). `scryer serve --http` runs this same loop in the
+//! foreground with MCP over HTTP beside it (ADR 0009). The daemon reads the handshake through the same buffer the MCP session then
 //! reads from, so MCP bytes sent in the same write as the handshake are kept.
 
 use std::io::Write as _;
