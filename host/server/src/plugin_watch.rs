@@ -1,4 +1,4 @@
-//! Hot swap: the serving process watches the installed plugins (ADR 0008).
+//! Hot swap: the serving process watches the installed plugins (ADR 0010).
 //!
 //! The registry serving new calls sits behind one lock as an `Arc`: a call takes the
 //! `Arc` when it starts and finishes on it, whatever is swapped in meanwhile. A change
@@ -96,6 +96,7 @@ pub(crate) fn start(server: Server, home: PluginHome, db_label: String) {
     let report = ServingReport::path(&home, std::process::id());
     remove_dead_reports(&home);
     write_report(&report, &db_label, &server.live.load());
+    remove_at_exit(report.clone());
     tokio::spawn(async move {
         // Owned by the task: dropped (watching stops, the report is deleted) when the
         // runtime shuts down with the process.
@@ -304,6 +305,27 @@ fn alive(pid: u32) -> bool {
     // Signal 0 checks existence; EPERM means it exists under another user.
     let exists = unsafe { libc::kill(pid, 0) } == 0;
     exists || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Reports to delete when the process exits: the daemon ends with `process::exit`,
+/// which runs no destructors but does run `atexit` handlers.
+static AT_EXIT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn remove_at_exit(path: PathBuf) {
+    let mut paths = AT_EXIT.lock().unwrap_or_else(|p| p.into_inner());
+    if paths.is_empty() {
+        extern "C" fn remove_reports() {
+            if let Ok(paths) = AT_EXIT.try_lock() {
+                for p in paths.iter() {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+        }
+        // Registration fails only when the handler table is full; the report of a
+        // dead process is ignored by readers anyway.
+        unsafe { libc::atexit(remove_reports) };
+    }
+    paths.push(path);
 }
 
 struct RemoveOnDrop(PathBuf);

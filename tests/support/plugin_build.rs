@@ -1,0 +1,121 @@
+//! Plugin authoring support: `scryer plugin new` projects built the way their README
+//! says (`cargo build --target wasm32-wasip2 --release`), in one target directory shared
+//! by every test of a target dir, so only the first build compiles the SDK's
+//! dependencies; `scryer plugin` commands against a configuration directory.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::support::{scryer_bin, shared_compile_cache};
+
+/// Environment the outer cargo sets for this test that must not reach the nested build
+/// (it would build for the host, or into the outer target dir).
+const SCRUBBED_ENV: &[&str] = &[
+    "CARGO_ENCODED_RUSTFLAGS",
+    "RUSTFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET",
+    "CARGO_BUILD_TARGET_DIR",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_MAKEFLAGS",
+    "MAKEFLAGS",
+    "MFLAGS",
+];
+
+/// Where generated plugins are built (beside the shared compile cache).
+pub fn template_target_dir() -> PathBuf {
+    shared_compile_cache()
+        .parent()
+        .unwrap()
+        .join("scryer-plugin-template")
+}
+
+/// `scryer --compile-cache <shared> --config-dir <cfg> plugin <args>`.
+pub fn plugin(cfg: &Path, args: &[&str]) -> Output {
+    Command::new(scryer_bin())
+        .arg("--compile-cache")
+        .arg(shared_compile_cache())
+        .arg("--config-dir")
+        .arg(cfg)
+        .arg("plugin")
+        .args(args)
+        .env("SCRYER_LOG", "error")
+        .output()
+        .unwrap()
+}
+
+/// A `scryer plugin` command that must succeed: its stdout.
+pub fn plugin_ok(cfg: &Path, args: &[&str]) -> String {
+    let o = plugin(cfg, args);
+    assert!(
+        o.status.success(),
+        "scryer plugin {args:?} failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `scryer plugin new <name> --dir <dir>`; returns the project folder.
+pub fn new_plugin(name: &str, dir: &Path) -> PathBuf {
+    let out = Command::new(scryer_bin())
+        .args(["plugin", "new", name, "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "scryer plugin new failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.to_path_buf()
+}
+
+/// Runs `cargo <args>` in `project` as its README says, into the shared target dir.
+pub fn cargo(project: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(project)
+        .args(args)
+        .arg("--target-dir")
+        .arg(template_target_dir());
+    for var in SCRUBBED_ENV {
+        cmd.env_remove(var);
+    }
+    cmd.output().unwrap()
+}
+
+/// Builds `project` for wasm32-wasip2 (release) and copies the component to `dest`.
+pub fn build_plugin(project: &Path, crate_name: &str, dest: &Path) -> PathBuf {
+    let out = cargo(
+        project,
+        &["build", "--target", "wasm32-wasip2", "--release"],
+    );
+    assert!(
+        out.status.success(),
+        "building {} failed:\n{}",
+        project.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let built = template_target_dir()
+        .join("wasm32-wasip2/release")
+        .join(format!("{crate_name}.wasm"));
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::fs::copy(&built, dest).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
+    dest.to_path_buf()
+}
+
+/// Replaces `from` by `to` in `file`, which must contain it.
+pub fn edit(file: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.contains(from),
+        "{} does not contain {from:?}",
+        file.display()
+    );
+    std::fs::write(file, text.replacen(from, to, 1)).unwrap();
+}
