@@ -74,7 +74,7 @@ enum Command {
         no_daemon: bool,
         /// Serve MCP over streamable HTTP on ADDR (e.g. 127.0.0.1:7311) instead of stdio;
         /// this process becomes the database's daemon until stopped.
-        #[arg(long, value_name = "ADDR")]
+        #[arg(long, value_name = "ADDR", conflicts_with = "no_daemon")]
         http: Option<std::net::SocketAddr>,
         /// The bearer token HTTP clients send (default: a generated one, printed).
         #[arg(long, env = "SCRYER_HTTP_TOKEN", hide_env_values = true)]

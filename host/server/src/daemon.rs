@@ -888,6 +888,54 @@ mod tests {
         assert_eq!(h.cwd.as_deref(), Some(Path::new("/tmp")));
     }
 
+    #[test]
+    fn one_shot_handshakes_carry_their_arguments() {
+        let h: Hello = serde_json::from_str(
+            r#"{"scryer":1,"op":"usage","project":"demo","since_ms":3600000}"#,
+        )
+        .unwrap();
+        assert_eq!(h.op, Op::Usage);
+        assert_eq!(h.project.as_deref(), Some("demo"));
+        assert_eq!(h.since_ms, Some(3_600_000));
+        let h: Hello =
+            serde_json::from_str(r#"{"scryer":1,"op":"index","path":"/w/demo"}"#).unwrap();
+        assert_eq!(h.op, Op::Index);
+        assert_eq!(h.path.as_deref(), Some(Path::new("/w/demo")));
+        let e = serde_json::from_str::<Hello>(r#"{"scryer":1,"op":"reindex"}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("usage"),
+            "the error lists the ops: {e}"
+        );
+    }
+
+    #[test]
+    fn usage_rows_cross_the_socket_unchanged() {
+        let row = scryer_db::ToolUsageRow {
+            tool: "find_references".into(),
+            calls: 7,
+            errors: 2,
+            tokens_mean: 310,
+            tokens_p95: 900,
+            truncated: 1,
+            latency_p50_ms: 4,
+            latency_p95_ms: 30,
+            followed_up: 5,
+        };
+        let line = serde_json::to_string(&Reply {
+            ok: true,
+            usage: Some(UsageReply {
+                project: Some("demo".into()),
+                tools: vec![row.clone().into()],
+            }),
+            ..Reply::default()
+        })
+        .unwrap();
+        let back: Reply = serde_json::from_str(&line).unwrap();
+        let usage = back.usage.unwrap();
+        assert_eq!(usage.project.as_deref(), Some("demo"));
+        assert_eq!(scryer_db::ToolUsageRow::from(usage.tools[0].clone()), row);
+    }
+
     #[tokio::test]
     async fn bytes_after_the_handshake_line_stay_in_the_buffer() {
         let (a, mut b) = tokio::io::duplex(1024);
