@@ -50,7 +50,7 @@ pub struct DecisionRecord {
 impl Db {
     /// A project's decisions, by number.
     pub async fn decisions(&self, project_id: i64) -> Result<Vec<DecisionRecord>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let mut rows = conn
             .query(
                 "SELECT number, title, status, file_path, text, recorded_at FROM decision \
@@ -75,7 +75,7 @@ impl Db {
     /// Stores a decision. Returns false, storing nothing, when the project already has
     /// one with this number.
     pub async fn insert_decision(&self, project_id: i64, d: &DecisionRecord) -> Result<bool> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         conn.busy_timeout(WRITE_WAIT)?;
         let taken = |conn: turso::Connection| async move {
             let mut rows = conn
@@ -114,7 +114,7 @@ impl Db {
 
     /// Removes a project's decisions with this number; returns how many.
     pub async fn delete_decisions(&self, project_id: i64, number: u32) -> Result<u32> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         conn.busy_timeout(WRITE_WAIT)?;
         let n = conn
             .execute(

@@ -7,7 +7,6 @@
 //! them out ([`NOT_A_DEPENDENCY`]).
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use turso::{Connection, Value};
@@ -55,18 +54,6 @@ pub(crate) const SCHEMA: &[&str] = &[
 /// indexes are shared with other projects and stay cached.
 pub(crate) const PROJECT_DELETIONS: &[&str] =
     &["DELETE FROM project_dependency WHERE project_id = ?1"];
-
-/// How long a write here waits for another writer (an index run, a refresh) to finish
-/// its transaction before reporting the database as locked: turso fails at once by
-/// default.
-const WRITE_WAIT: Duration = Duration::from_secs(10);
-
-/// A connection for writing, that waits its turn behind another writer.
-fn writer(db: &Db) -> Result<Connection> {
-    let conn = db.connect()?;
-    conn.busy_timeout(WRITE_WAIT)?;
-    Ok(conn)
-}
 
 /// Whether `e` comes from another writer holding the database (`database is locked`):
 /// worth trying again later, unlike other failures.
@@ -200,7 +187,7 @@ async fn collect_dependencies(mut rows: turso::Rows) -> Result<Vec<DependencyInd
 impl Db {
     /// The crates `project_id` locks, by name then version.
     pub async fn dependency_indexes(&self, project_id: i64) -> Result<Vec<DependencyIndex>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let rows = conn
             .query(
                 format!(
@@ -217,7 +204,7 @@ impl Db {
     /// Every crate in the shared dependency index (locked by any project, or once
     /// locked), by name then version.
     pub async fn all_dependency_indexes(&self) -> Result<Vec<DependencyIndex>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let rows = conn
             .query(
                 format!(
@@ -241,7 +228,7 @@ impl Db {
         project_id: i64,
         crates: &[DependencyRecord],
     ) -> Result<RecordOutcome> {
-        let conn = writer(self)?;
+        let conn = self.connect().await?;
         // Read first, outside any transaction: the common case (nothing changed) writes nothing.
         let mut known = std::collections::HashMap::new();
         {
@@ -363,7 +350,7 @@ impl Db {
         &self,
         project_id: Option<i64>,
     ) -> Result<Vec<PendingDependency>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let sql = "SELECT d.id, d.name, d.version, d.source_root FROM dependency_crate d \
                    WHERE d.indexed_at IS NULL AND d.source_root IS NOT NULL \
                    AND d.id NOT IN (SELECT crate_id FROM dependency_failure)";
@@ -396,7 +383,7 @@ impl Db {
     /// `deps/<name>@<version>`: a `/` never appears in a user project's slug, which is a
     /// directory name). Fails if the source directory is registered as a user project.
     pub async fn dependency_index_project(&self, crate_id: i64) -> Result<ProjectRow> {
-        let conn = writer(self)?;
+        let conn = self.connect().await?;
         let mut rows = conn
             .query(
                 "SELECT name, version, source_root, index_project_id FROM dependency_crate WHERE id = ?1",
@@ -465,7 +452,7 @@ impl Db {
     /// no longer pending, so no worker tries it again and again: the next index run of a
     /// project that locks it does ([`Db::retry_failed_dependencies`]).
     pub async fn finish_dependency_index(&self, crate_id: i64, error: Option<&str>) -> Result<()> {
-        let conn = writer(self)?;
+        let conn = self.connect().await?;
         in_transaction(&conn, async |conn| {
             match error {
                 None => {
@@ -502,7 +489,7 @@ impl Db {
     /// Makes the failed crates `project_id` locks pending again, with `note` (an index
     /// run of the project asks for another try). Returns how many there were.
     pub async fn retry_failed_dependencies(&self, project_id: i64, note: &str) -> Result<usize> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let mut rows = conn
             .query(
                 "SELECT f.crate_id FROM dependency_failure f \
@@ -518,7 +505,7 @@ impl Db {
         if ids.is_empty() {
             return Ok(0);
         }
-        let conn = writer(self)?;
+        let conn = self.connect().await?;
         in_transaction(&conn, async |conn| {
             for &id in &ids {
                 conn.execute("DELETE FROM dependency_failure WHERE crate_id = ?1", (id,))
@@ -540,7 +527,7 @@ impl Db {
         &self,
         root: &str,
     ) -> Result<Option<(String, String)>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let mut rows = conn
             .query(
                 "SELECT d.name, d.version FROM dependency_crate d \
@@ -564,7 +551,7 @@ impl Db {
         &self,
         index_project_ids: &[i64],
     ) -> Result<std::collections::HashMap<i64, u32>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let mut stmt = conn
             .prepare("SELECT COUNT(*) FROM symbol WHERE project_id = ?1")
             .await?;
@@ -588,7 +575,7 @@ impl Db {
         index_project_ids: &[i64],
         name: &str,
     ) -> Result<Vec<(i64, SymbolRow)>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let mut stmt = conn
             .prepare(format!(
                 "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
@@ -628,7 +615,7 @@ mod tests {
     /// Stores one file with one function in an index project. Raw SQL, so the test
     /// does not depend on the shape of `FileWrite`.
     async fn store_function(db: &Db, project_id: i64, name: &str) {
-        let conn = db.connect().unwrap();
+        let conn = db.connect().await.unwrap();
         conn.execute(
             "INSERT INTO source_file (project_id, path, content_hash, size, language, parse_errors, line_count) \
              VALUES (?1, 'src/lib.rs', 'h', 1, 'rust', 0, 3)",
@@ -862,9 +849,9 @@ mod tests {
     #[tokio::test]
     async fn a_busy_database_is_told_apart_from_other_failures() {
         let (_dir, db) = open().await;
-        let holder = db.connect().unwrap();
+        let holder = db.connect().await.unwrap();
         holder.execute("BEGIN IMMEDIATE", ()).await.unwrap();
-        let other = db.connect().unwrap();
+        let other = db.connect().await.unwrap();
         let err = anyhow::Error::from(other.execute("BEGIN IMMEDIATE", ()).await.unwrap_err())
             .context("writing files");
         assert!(is_busy(&err), "{err:#}");

@@ -82,7 +82,7 @@ impl Db {
         project_id: i64,
         value: &str,
     ) -> Result<Vec<EdgeRow>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let mut rows = conn
             .query(
                 format!(

@@ -121,7 +121,7 @@ impl Db {
     }
 
     pub async fn record_tool_call(&self, c: &ToolCallRow) -> Result<()> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         conn.execute(
             "INSERT INTO tool_call (at_ms, session, project_id, tool, response_tokens, truncated, latency_ms, is_error) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -146,7 +146,7 @@ impl Db {
         project_id: Option<i64>,
         since_ms: Option<i64>,
     ) -> Result<Vec<ToolCallRow>> {
-        let conn = self.connect()?;
+        let conn = self.connect().await?;
         let mut rows = conn
             .query(
                 "SELECT at_ms, session, project_id, tool, response_tokens, truncated, latency_ms, is_error \

@@ -477,7 +477,7 @@ version = "0.2.0"
     }
 
     async fn symbol_rows(db: &Db) -> i64 {
-        let conn = db.connect().unwrap();
+        let conn = db.connect().await.unwrap();
         let mut rows = conn.query("SELECT COUNT(*) FROM symbol", ()).await.unwrap();
         let row = rows.next().await.unwrap().unwrap();
         row.get::<i64>(0).unwrap()
@@ -761,7 +761,7 @@ version = "0.2.0"
         for (ms, files, name) in per_crate.iter().take(8) {
             println!("  {name}: {files} files, {ms} ms");
         }
-        let conn = db.connect().unwrap();
+        let conn = db.connect().await.unwrap();
         for table in ["source_file", "symbol", "ref_site", "edge"] {
             let Ok(mut rows) = conn
                 .query(format!("SELECT COUNT(*) FROM {table}"), ())

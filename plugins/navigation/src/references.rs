@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use scryer_plugin_sdk::args::{Args, check_text};
-use scryer_plugin_sdk::attribution::{NameIndex, SymbolQuery, Tie, parse_symbol};
+use scryer_plugin_sdk::attribution::{NameIndex, SymbolQuery, Tie, line_texts, parse_symbol};
 use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::{ToolResult, to_compact_json};
 use serde_json::{Value, json};
@@ -77,10 +77,9 @@ pub fn find_references(
     let q = parse_query(arguments)?;
     // Definitions (one per qualified name, no modules), the name's usages, and what
     // attribution needs around the definitions the query names.
-    let (names, candidates) =
-        NameIndex::load_selecting(host, &q.symbol.name, q.view != View::Files, |defs| {
-            q.symbol.select(defs, q.file_path.as_deref())
-        })?;
+    let (names, candidates) = NameIndex::load_selecting(host, &q.symbol.name, false, |defs| {
+        q.symbol.select(defs, q.file_path.as_deref())
+    })?;
     let (defs_all, sites) = (&names.defs, &names.sites);
     let facts = host.index_facts()?;
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
@@ -184,14 +183,14 @@ fn def_json(d: &Sym) -> Value {
     })
 }
 
-fn site_json(s: &Site, name_matched: bool) -> Value {
+fn site_json(s: &Site, text: Option<String>, name_matched: bool) -> Value {
     json!({
         "file_path": s.file_path,
         "line": s.line,
         "column": s.column,
         "kind": s.kind,
         "enclosing_symbol": s.enclosing_symbol,
-        "text": s.line_text,
+        "text": text,
         "name_matched": if name_matched { Some(true) } else { None },
     })
 }
@@ -234,39 +233,78 @@ fn render_group(
             }
         }
     }
+    let total = match q.view {
+        View::Sites => ordered.len(),
+        View::Callers => callers.len(),
+        View::Files => files.len(),
+    };
+    let offset = q.offset.min(total);
+    let limit = match (q.limit, ctx.budget) {
+        (Some(l), _) => l,
+        (None, None) => usize::MAX,
+        (None, Some(_)) => DEFAULT_LIMIT as usize,
+    };
+    let page_end = offset.saturating_add(limit).min(total);
+    // Sites are loaded without their text: read only the lines this page shows.
+    let texts = match q.view {
+        View::Sites => line_texts(
+            host,
+            ordered[offset..page_end]
+                .iter()
+                .map(|s| (s.file_path.as_str(), s.line)),
+        ),
+        View::Callers => line_texts(
+            host,
+            callers[offset..page_end]
+                .iter()
+                .map(|(_, s, _)| (s.file_path.as_str(), s.line)),
+        ),
+        View::Files => Default::default(),
+    };
+    let text_of = |s: &Site| -> Option<String> {
+        s.line_text
+            .clone()
+            .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned())
+    };
     let items: Vec<Item> = match q.view {
         View::Sites => ordered
             .iter()
             .zip(&by_name)
-            .map(|(s, by_name)| Item {
-                json: site_json(s, def.is_some() && *by_name),
-                text: format!(
-                    "{}:{}:{} [{}] in {} — {}",
-                    s.file_path,
-                    s.line,
-                    s.column,
-                    s.kind,
-                    s.enclosing_symbol,
-                    s.line_text.as_deref().unwrap_or("")
-                ),
+            .map(|(s, by_name)| {
+                let text = text_of(s);
+                Item {
+                    text: format!(
+                        "{}:{}:{} [{}] in {} — {}",
+                        s.file_path,
+                        s.line,
+                        s.column,
+                        s.kind,
+                        s.enclosing_symbol,
+                        text.as_deref().unwrap_or("")
+                    ),
+                    json: site_json(s, text, def.is_some() && *by_name),
+                }
             })
             .collect(),
         View::Callers => callers
             .iter()
-            .map(|(caller, s, n)| Item {
-                json: json!({
-                    "enclosing_symbol": caller,
-                    "file_path": s.file_path,
-                    "line": s.line,
-                    "text": s.line_text,
-                    "count": n,
-                }),
-                text: format!(
-                    "{caller} — {}:{} ({n}×) {}",
-                    s.file_path,
-                    s.line,
-                    s.line_text.as_deref().unwrap_or("")
-                ),
+            .map(|(caller, s, n)| {
+                let text = text_of(s);
+                Item {
+                    text: format!(
+                        "{caller} — {}:{} ({n}×) {}",
+                        s.file_path,
+                        s.line,
+                        text.as_deref().unwrap_or("")
+                    ),
+                    json: json!({
+                        "enclosing_symbol": caller,
+                        "file_path": s.file_path,
+                        "line": s.line,
+                        "text": text,
+                        "count": n,
+                    }),
+                }
             })
             .collect(),
         View::Files => files
@@ -300,14 +338,6 @@ fn render_group(
             d.qualified_name, d.file_path, d.start_line, facts.files
         ));
     }
-    let total = items.len();
-    let offset = q.offset.min(total);
-    let limit = match (q.limit, ctx.budget) {
-        (Some(l), _) => l,
-        (None, None) => usize::MAX,
-        (None, Some(_)) => DEFAULT_LIMIT as usize,
-    };
-    let page_end = offset.saturating_add(limit).min(total);
     let page = &items[offset..page_end];
     let view = match q.view {
         View::Callers => "callers",
@@ -457,6 +487,25 @@ fn render_ambiguous(
             |a| matches!(a, Attribution::Open(set) if set.iter().any(|i| candidates.contains(i))),
         )
         .count();
+    let largest = groups.iter().map(|(_, g)| g.len()).max().unwrap_or(0);
+    let most_shown = match ctx.budget {
+        None => largest,
+        Some(_) => largest.min(AMBIGUOUS_SITES_PER_GROUP),
+    };
+    let texts = line_texts(
+        host,
+        groups
+            .iter()
+            .flat_map(|(_, g)| g.iter().take(most_shown))
+            .map(|s| (s.file_path.as_str(), s.line)),
+    );
+    let with_text = |s: &Site| {
+        let text = s
+            .line_text
+            .clone()
+            .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned());
+        site_json(s, text, false)
+    };
     let render = |per_group: usize| {
         let body = json!({
             "symbol": q.symbol.text,
@@ -465,7 +514,7 @@ fn render_ambiguous(
             "definitions": groups.iter().map(|(c, g)| json!({
                 "definition": def_json(&defs[*c]),
                 "total_sites": g.len(),
-                "items": g.iter().take(per_group).map(|s| site_json(s, false)).collect::<Vec<_>>(),
+                "items": g.iter().take(per_group).map(|s| with_text(s)).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "unattributed_sites": unattributed,
             "complete": false,
@@ -478,15 +527,9 @@ fn render_ambiguous(
         });
         render_plain(&body, ctx)
     };
-    let largest = groups.iter().map(|(_, g)| g.len()).max().unwrap_or(0);
     let per_group = match ctx.budget {
         None => largest,
-        Some(budget) => fit_prefix(
-            largest.min(AMBIGUOUS_SITES_PER_GROUP),
-            budget,
-            render,
-            |t| host.count_tokens(t),
-        ),
+        Some(budget) => fit_prefix(most_shown, budget, render, |t| host.count_tokens(t)),
     };
     Ok(render(per_group))
 }

@@ -8,7 +8,7 @@
 //! (implementations of a trait item count as its uses; a member used on a receiver of
 //! unknown type, in a file that never names its owner, is another type's member).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::args::check_text;
 use crate::host::{Edge, Host, Site, Sym};
@@ -456,6 +456,50 @@ impl NameIndex {
             out.tied.push((k, tie));
         }
         out
+    }
+}
+
+/// Longest line text a site carries, in characters (the host clips the same way).
+const MAX_LINE_TEXT: usize = 200;
+
+/// The text of each `(file, line)` asked for, read from the files once per cluster
+/// of nearby lines. Loading a common name's sites without their text and reading only
+/// the lines an answer shows keeps a query from reading every file the name appears
+/// in. A file that cannot be read leaves its lines out.
+pub fn line_texts<'a, H: Host + ?Sized>(
+    host: &H,
+    places: impl IntoIterator<Item = (&'a str, u32)>,
+) -> HashMap<(String, u32), String> {
+    /// Lines read in one host call at most; lines further apart take another call.
+    const SPAN: u32 = 256;
+    let mut places: Vec<(&str, u32)> = places.into_iter().filter(|p| p.1 > 0).collect();
+    places.sort_unstable();
+    places.dedup();
+    let mut out = HashMap::new();
+    let mut i = 0;
+    while i < places.len() {
+        let (file, start) = places[i];
+        let mut j = i;
+        while j + 1 < places.len() && places[j + 1].0 == file && places[j + 1].1 < start + SPAN {
+            j += 1;
+        }
+        if let Ok(lines) = host.read_lines(file, start, places[j].1) {
+            for &(_, line) in &places[i..=j] {
+                if let Some(l) = lines.get((line - start) as usize) {
+                    out.insert((file.to_string(), line), clip_line(l));
+                }
+            }
+        }
+        i = j + 1;
+    }
+    out
+}
+
+fn clip_line(line: &str) -> String {
+    let t = line.trim();
+    match t.char_indices().nth(MAX_LINE_TEXT) {
+        Some((cut, _)) => format!("{}…", &t[..cut]),
+        None => t.to_string(),
     }
 }
 

@@ -101,8 +101,13 @@ fn parent_path(d: &Sym) -> Vec<&str> {
 
 /// The segment before the last in a qualified name (`Type` in `crate::m::Type::f`).
 fn parent_segment(qualified: &str) -> Option<&str> {
-    let s = segments(qualified);
-    (s.len() >= 2).then(|| s[s.len() - 2])
+    // Called for every definition at every site of a common name: no allocation.
+    let mut from_end = qualified
+        .rsplit("::")
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    from_end.next()?;
+    from_end.next()
 }
 
 /// Does a written path (`crate::nfa::thompson`) lead to `target` (a definition's

@@ -184,31 +184,35 @@ impl HostServices for HostImpl {
         let rows = self
             .block(self.core.projects.db().references_to_name(p.id, name))
             .map_err(internal)?;
-        // Read each file once for the line texts.
-        let mut texts: HashMap<String, Vec<String>> = HashMap::new();
+        // Read each file once, keeping only the lines asked for.
+        let mut texts: HashMap<(String, u32), String> = HashMap::new();
         if with_line_text {
             let root = PathBuf::from(&p.root);
+            let mut wanted: HashMap<&str, Vec<u32>> = HashMap::new();
             for r in &rows {
-                if !texts.contains_key(&r.file_path) {
-                    let lines = std::fs::read(root.join(&r.file_path))
-                        .map(|b| {
-                            String::from_utf8_lossy(&b)
-                                .lines()
-                                .map(str::to_string)
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    texts.insert(r.file_path.clone(), lines);
+                wanted.entry(&r.file_path).or_default().push(r.line);
+            }
+            for (file, mut lines) in wanted {
+                lines.sort_unstable();
+                lines.dedup();
+                let Ok(bytes) = std::fs::read(root.join(file)) else {
+                    continue;
+                };
+                let text = String::from_utf8_lossy(&bytes);
+                let mut next = lines.iter().peekable();
+                for (i, l) in text.lines().enumerate() {
+                    let Some(&&want) = next.peek() else { break };
+                    if i as u32 + 1 == want {
+                        texts.insert((file.to_string(), want), clip(l));
+                        next.next();
+                    }
                 }
             }
         }
         Ok(rows
             .into_iter()
             .map(|r| {
-                let line_text = texts
-                    .get(&r.file_path)
-                    .and_then(|lines| lines.get(r.line.saturating_sub(1) as usize))
-                    .map(|l| clip(l));
+                let line_text = texts.remove(&(r.file_path.clone(), r.line));
                 ReferenceSite {
                     file_path: r.file_path,
                     line: r.line,
