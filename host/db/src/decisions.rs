@@ -50,7 +50,7 @@ pub struct DecisionRecord {
 impl Db {
     /// A project's decisions, by number.
     pub async fn decisions(&self, project_id: i64) -> Result<Vec<DecisionRecord>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 "SELECT number, title, status, file_path, text, recorded_at FROM decision \

@@ -187,7 +187,7 @@ async fn collect_dependencies(mut rows: turso::Rows) -> Result<Vec<DependencyInd
 impl Db {
     /// The crates `project_id` locks, by name then version.
     pub async fn dependency_indexes(&self, project_id: i64) -> Result<Vec<DependencyIndex>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let rows = conn
             .query(
                 format!(
@@ -204,7 +204,7 @@ impl Db {
     /// Every crate in the shared dependency index (locked by any project, or once
     /// locked), by name then version.
     pub async fn all_dependency_indexes(&self) -> Result<Vec<DependencyIndex>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let rows = conn
             .query(
                 format!(
@@ -350,7 +350,7 @@ impl Db {
         &self,
         project_id: Option<i64>,
     ) -> Result<Vec<PendingDependency>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let sql = "SELECT d.id, d.name, d.version, d.source_root FROM dependency_crate d \
                    WHERE d.indexed_at IS NULL AND d.source_root IS NOT NULL \
                    AND d.id NOT IN (SELECT crate_id FROM dependency_failure)";
@@ -527,7 +527,7 @@ impl Db {
         &self,
         root: &str,
     ) -> Result<Option<(String, String)>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 "SELECT d.name, d.version FROM dependency_crate d \
@@ -551,7 +551,7 @@ impl Db {
         &self,
         index_project_ids: &[i64],
     ) -> Result<std::collections::HashMap<i64, u32>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut stmt = conn
             .prepare("SELECT COUNT(*) FROM symbol WHERE project_id = ?1")
             .await?;
@@ -575,7 +575,7 @@ impl Db {
         index_project_ids: &[i64],
         name: &str,
     ) -> Result<Vec<(i64, SymbolRow)>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut stmt = conn
             .prepare(format!(
                 "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \

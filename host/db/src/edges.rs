@@ -82,7 +82,7 @@ impl Db {
         project_id: i64,
         value: &str,
     ) -> Result<Vec<EdgeRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 format!(

@@ -20,6 +20,7 @@ pub use telemetry::*;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
 use turso::{Connection, Value};
@@ -119,6 +120,40 @@ pub struct Facts {
 pub struct Db {
     database: turso::Database,
     path: PathBuf,
+    /// Idle read connections. A turso connection keeps its own page cache, so a query
+    /// on a fresh connection reads every page it touches from the file again; reusing
+    /// readers keeps the pages a tool call needs in memory.
+    readers: Arc<Mutex<Vec<Connection>>>,
+}
+
+/// Idle read connections kept at most (one per concurrent reader is plenty).
+const IDLE_READERS: usize = 8;
+
+/// A read connection from the pool, returned to it when dropped. Only for statements
+/// that leave no transaction open: writers take [`Db::connect`].
+pub(crate) struct Reader {
+    conn: Option<Connection>,
+    pool: Arc<Mutex<Vec<Connection>>>,
+}
+
+impl std::ops::Deref for Reader {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+            .as_ref()
+            .expect("a reader holds its connection until dropped")
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let mut idle = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            if idle.len() < IDLE_READERS {
+                idle.push(conn);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Db {
@@ -238,6 +273,7 @@ impl Db {
         let db = Db {
             database,
             path: path.to_path_buf(),
+            readers: Arc::default(),
         };
         db.migrate().await?;
         Ok(db)
@@ -265,6 +301,19 @@ impl Db {
             .await
             .context("setting temp_store")?;
         Ok(conn)
+    }
+
+    /// A pooled connection for reading (see [`Reader`]).
+    pub(crate) async fn reader(&self) -> Result<Reader> {
+        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.connect().await?,
+        };
+        Ok(Reader {
+            conn: Some(conn),
+            pool: self.readers.clone(),
+        })
     }
 
     async fn migrate(&self) -> Result<()> {
@@ -302,7 +351,7 @@ impl Db {
     /// The user's projects, by slug. The rows that hold a dependency crate's index are
     /// not projects anyone registered, and are left out.
     pub async fn projects(&self) -> Result<Vec<ProjectRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 format!(
@@ -320,7 +369,7 @@ impl Db {
     }
 
     pub async fn project(&self, id: i64) -> Result<Option<ProjectRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 format!("SELECT {PROJECT_COLUMNS} FROM project WHERE id = ?1"),
@@ -429,7 +478,7 @@ impl Db {
 
     /// Every indexed file of a project, by relative path.
     pub async fn files(&self, project_id: i64) -> Result<HashMap<String, FileRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 format!("SELECT {FILE_COLUMNS} FROM source_file WHERE project_id = ?1"),
@@ -445,7 +494,7 @@ impl Db {
     }
 
     pub async fn file(&self, project_id: i64, path: &str) -> Result<Option<FileRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 format!(
@@ -645,7 +694,7 @@ impl Db {
     // ---- reads ---------------------------------------------------------------------
 
     pub async fn symbols_by_name(&self, project_id: i64, name: &str) -> Result<Vec<SymbolRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 format!(
@@ -671,7 +720,7 @@ impl Db {
         let Some(file) = self.file(project_id, path).await? else {
             return Ok(None);
         };
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 format!(
@@ -689,7 +738,7 @@ impl Db {
     }
 
     pub async fn references_to_name(&self, project_id: i64, name: &str) -> Result<Vec<RefRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 "SELECT r.name, r.kind, r.line, r.col, r.qualifier, r.enclosing_symbol, f.path \
@@ -714,7 +763,7 @@ impl Db {
     }
 
     pub async fn facts(&self, project_id: i64) -> Result<Facts> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let count = |sql: &'static str| {
             let conn = conn.clone();
             async move {

@@ -25,7 +25,7 @@ impl Db {
     /// by file then line, paths relative to its root. Empty for an unknown or unindexed
     /// project.
     pub async fn all_symbols(&self, project_id: i64) -> Result<Vec<SymbolRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 format!(
@@ -50,7 +50,7 @@ impl Db {
         project_id: i64,
         mut each: impl FnMut(SearchRow) -> Result<()>,
     ) -> Result<u64> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 "SELECT id, name, kind, qualified_name, signature, docstring FROM symbol \
@@ -76,7 +76,7 @@ impl Db {
     /// The definitions with these row ids, paired with their id, in no particular
     /// order; ids with no row (deleted since) are left out.
     pub async fn symbols_by_ids(&self, ids: &[i64]) -> Result<Vec<(i64, SymbolRow)>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut out = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(IDS_PER_QUERY) {
             let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();

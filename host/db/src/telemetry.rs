@@ -146,7 +146,7 @@ impl Db {
         project_id: Option<i64>,
         since_ms: Option<i64>,
     ) -> Result<Vec<ToolCallRow>> {
-        let conn = self.connect().await?;
+        let conn = self.reader().await?;
         let mut rows = conn
             .query(
                 "SELECT at_ms, session, project_id, tool, response_tokens, truncated, latency_ms, is_error \

@@ -605,6 +605,11 @@ fn engine_config(limits: &Limits) -> Config {
     pool.max_tables_per_component(8);
     pool.max_memory_size(limits.memory_bytes);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    // `SCRYER_WASM_PROFILE=perfmap` names router code for `perf` (a /tmp/perf-PID.map);
+    // without it, time spent inside routers shows as anonymous addresses.
+    if std::env::var("SCRYER_WASM_PROFILE").as_deref() == Ok("perfmap") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     config
 }
 

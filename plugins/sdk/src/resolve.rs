@@ -15,7 +15,9 @@
 //! A site whose written path or receiver names something none of the definitions
 //! belong to (`Vec::new` when asking for `Circle::new`) is excluded.
 
+use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use crate::host::{Site, Sym};
 
@@ -49,6 +51,119 @@ pub struct Scope {
     pub owner_imports: HashMap<String, HashMap<String, Vec<String>>>,
     /// Owner names that are traits (a method call on any receiver may reach them).
     pub trait_owners: HashSet<String>,
+    /// Per-definition facts every site asks about, built on first use. A scope is only
+    /// ever used with the one definition list it was built for.
+    pub memo: DefMemo,
+}
+
+/// What attribution looks up for every site of a name, computed once per definition
+/// list: a common name (`new`) has thousands of sites and hundreds of definitions.
+#[derive(Default)]
+pub struct DefMemo {
+    /// Definition indices by owner name and by the segment before the name.
+    by_owner: OnceCell<HashMap<String, Vec<usize>>>,
+    /// Definition indices a site kind (with or without a qualifier) can name; a
+    /// handful of kinds, so a list.
+    compatible: RefCell<Vec<(String, bool, Rc<[usize]>)>>,
+    /// Definitions whose owner is a trait, in definition order.
+    trait_items: OnceCell<Vec<usize>>,
+    /// Each definition's parent path (`[k, m, Type]` for `k::m::Type::f`).
+    homes: OnceCell<Vec<Vec<String>>>,
+    /// An imports map (by address) resolved for a crate: see [`Scope::resolved_imports`].
+    resolved: RefCell<HashMap<(usize, String), ResolvedImports>>,
+}
+
+/// An imports map resolved for one crate: each importing file's module, and the
+/// absolute modules its `use` paths lead to.
+type ResolvedImports = Rc<[(Vec<String>, Vec<Vec<String>>)]>;
+
+impl Scope {
+    fn defs_owned_by(&self, defs: &[Sym]) -> &HashMap<String, Vec<usize>> {
+        self.memo.by_owner.get_or_init(|| {
+            let mut map: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, d) in defs.iter().enumerate() {
+                let parent = parent_segment(&d.qualified_name);
+                for o in d.owner.as_deref().into_iter().chain(parent) {
+                    let list = map.entry(o.to_string()).or_default();
+                    if list.last() != Some(&i) {
+                        list.push(i);
+                    }
+                }
+            }
+            map
+        })
+    }
+
+    fn compatible_defs(&self, defs: &[Sym], site_kind: &str, qualified: bool) -> Rc<[usize]> {
+        if let Some((_, _, hit)) = self
+            .memo
+            .compatible
+            .borrow()
+            .iter()
+            .find(|(k, q, _)| k == site_kind && *q == qualified)
+        {
+            return hit.clone();
+        }
+        let list: Rc<[usize]> = (0..defs.len())
+            .filter(|&i| compatible(site_kind, qualified, &defs[i].kind))
+            .collect();
+        self.memo
+            .compatible
+            .borrow_mut()
+            .push((site_kind.to_string(), qualified, list.clone()));
+        list
+    }
+
+    fn homes(&self, defs: &[Sym]) -> &[Vec<String>] {
+        self.memo.homes.get_or_init(|| {
+            defs.iter()
+                .map(|d| parent_path(d).iter().map(|s| s.to_string()).collect())
+                .collect()
+        })
+    }
+
+    /// `imports` (this scope's `name_imports` or one of its `owner_imports` maps, which
+    /// live as long as the scope) with every file's module and `use` targets worked out
+    /// once: attribution walks them for many sites.
+    fn resolved_imports(
+        &self,
+        imports: &HashMap<String, Vec<String>>,
+        crate_name: &str,
+    ) -> ResolvedImports {
+        let key = (imports as *const _ as usize, crate_name.to_string());
+        if let Some(hit) = self.memo.resolved.borrow().get(&key) {
+            return hit.clone();
+        }
+        let resolved: ResolvedImports = imports
+            .iter()
+            .map(|(file, paths)| {
+                let here = module_of_file(crate_name, file);
+                let targets = paths
+                    .iter()
+                    .map(|p| absolute_from(p, &here, crate_name))
+                    .collect();
+                (here, targets)
+            })
+            .collect();
+        self.memo
+            .resolved
+            .borrow_mut()
+            .insert(key, resolved.clone());
+        resolved
+    }
+
+    fn trait_items(&self, defs: &[Sym]) -> &[usize] {
+        self.memo.trait_items.get_or_init(|| {
+            (0..defs.len())
+                .filter(|&i| {
+                    defs[i]
+                        .owner
+                        .as_deref()
+                        .is_some_and(|o| self.trait_owners.contains(o))
+                })
+                .collect()
+        })
+    }
 }
 
 const TYPE_KINDS: &[&str] = &[
@@ -159,8 +274,13 @@ pub fn module_of_file(crate_name: &str, file: &str) -> Vec<String> {
 
 /// A written path made absolute from the module of the file it is written in.
 fn absolute_module(written: &str, file: &str, crate_name: &str) -> Vec<String> {
+    absolute_from(written, &module_of_file(crate_name, file), crate_name)
+}
+
+/// [`absolute_module`] for a file whose module (`here`) is known.
+fn absolute_from(written: &str, here: &[String], crate_name: &str) -> Vec<String> {
     let segs = segments(written);
-    let here = module_of_file(crate_name, file);
+    let here = here.to_vec();
     let mut out: Vec<String>;
     let mut rest = segs.as_slice();
     match segs.first().copied() {
@@ -209,12 +329,13 @@ fn import_target(written: &str, file: &str, crate_name: &str) -> (Vec<String>, V
 /// holds, directly or through a `use` re-export of the name in that module's file
 /// (followed once more for re-exports of re-exports).
 #[allow(clippy::too_many_arguments)]
-fn through_module(
+fn through_module<'h>(
     module: &[String],
     suffix: &[String],
-    name_imports: &HashMap<String, Vec<String>>,
+    imports: &HashMap<String, Vec<String>>,
+    scope: &Scope,
     crate_name: &str,
-    home: &dyn Fn(usize) -> Vec<String>,
+    home: &dyn Fn(usize) -> &'h [String],
     compat: &[usize],
     depth: u8,
 ) -> Vec<usize> {
@@ -227,20 +348,19 @@ fn through_module(
         return direct;
     }
     let mut found = Vec::new();
-    for (file, paths) in name_imports {
-        let file_module = module_of_file(crate_name, file);
+    for (file_module, targets) in scope.resolved_imports(imports, crate_name).iter() {
         // A path that starts with an imported module name (`thompson::State`) names
         // whichever module ends that way.
         let same = file_module == module || (!suffix.is_empty() && file_module.ends_with(suffix));
         if !same {
             continue;
         }
-        for p in paths {
-            let target = absolute_module(p, file, crate_name);
+        for target in targets {
             for i in through_module(
-                &target,
+                target,
                 &[],
-                name_imports,
+                imports,
+                scope,
                 crate_name,
                 home,
                 compat,
@@ -257,23 +377,18 @@ fn through_module(
 
 pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
     let qualifier = site.qualifier.as_deref().filter(|q| !q.is_empty());
-    let compat: Vec<usize> = (0..defs.len())
-        .filter(|&i| compatible(&site.kind, qualifier.is_some(), &defs[i].kind))
-        .collect();
+    let compat: Vec<usize> = scope
+        .compatible_defs(defs, &site.kind, qualifier.is_some())
+        .to_vec();
     if compat.is_empty() {
         return Attribution::Excluded;
     }
 
-    let name_home = |i: usize| -> Vec<String> {
-        parent_path(&defs[i])
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    };
-    let owner_home = |i: usize| -> Vec<String> {
-        let mut p = name_home(i);
-        p.pop();
-        p
+    let homes = scope.homes(defs);
+    let name_home = |i: usize| -> &[String] { &homes[i] };
+    let owner_home = |i: usize| -> &[String] {
+        let h = &homes[i];
+        &h[..h.len().saturating_sub(1)]
     };
     let crate_name = segments(&site.enclosing_symbol)
         .first()
@@ -302,6 +417,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                 &module,
                 &suffix,
                 &scope.name_imports,
+                scope,
                 &crate_name,
                 &name_home,
                 &unowned,
@@ -321,17 +437,17 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
             } else {
                 vec![last]
             };
-            let hits: Vec<usize> = compat
+            // Definitions owned by (or nested in) one of `owners`, in definition order.
+            let owned = scope.defs_owned_by(defs);
+            let mut hits: Vec<usize> = owners
                 .iter()
+                .filter_map(|o| owned.get(*o))
+                .flatten()
                 .copied()
-                .filter(|&i| {
-                    let d = &defs[i];
-                    owners.iter().any(|o| {
-                        d.owner.as_deref() == Some(*o)
-                            || parent_segment(&d.qualified_name) == Some(*o)
-                    })
-                })
+                .filter(|i| compat.binary_search(i).is_ok())
                 .collect();
+            hits.sort_unstable();
+            hits.dedup();
             match hits.len() {
                 1 => return Attribution::Resolved(hits[0], Strength::Path),
                 // A module path (`regex_automata::X`, lowercase) that leads nowhere
@@ -341,15 +457,11 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                 0 => {
                     // A receiver of another type, `Self` inside a trait impl, or a
                     // generic parameter (`T::Output`) can still reach a trait's item.
-                    let via_trait: Vec<usize> = compat
+                    let via_trait: Vec<usize> = scope
+                        .trait_items(defs)
                         .iter()
                         .copied()
-                        .filter(|&i| {
-                            defs[i]
-                                .owner
-                                .as_deref()
-                                .is_some_and(|o| scope.trait_owners.contains(o))
-                        })
+                        .filter(|i| compat.binary_search(i).is_ok())
                         .collect();
                     return match via_trait.len() {
                         0 => Attribution::Excluded,
@@ -397,6 +509,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                                     &module,
                                     &[],
                                     owner_uses,
+                                    scope,
                                     &crate_name,
                                     &owner_home,
                                     &hits,
@@ -500,6 +613,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                 &module,
                 &suffix,
                 &scope.name_imports,
+                scope,
                 &crate_name,
                 &name_home,
                 &compat,
@@ -735,9 +849,13 @@ mod tests {
     #[test]
     fn trait_methods_stay_reachable_from_other_receivers() {
         let defs = [def("k::Shape::area", "method", Some("Shape"), "src/s.rs")];
-        let mut scope = Scope::default();
         let s = site("src/lib.rs", "method_call", Some("Circle"), "k::f");
-        assert_eq!(attribute(&s, &defs, &scope), Attribution::Excluded);
+        assert_eq!(
+            attribute(&s, &defs, &Scope::default()),
+            Attribution::Excluded
+        );
+        // A scope memoizes what it learns from the definitions: a new one for new facts.
+        let mut scope = Scope::default();
         scope.trait_owners.insert("Shape".into());
         assert_eq!(
             attribute(&s, &defs, &scope),
@@ -802,13 +920,17 @@ mod tests {
                 "src/dfa/start.rs",
             ),
         ];
-        let mut scope = Scope::default();
-        scope
-            .name_imports
-            .insert("src/nfa/thompson/mod.rs".into(), vec!["self::nfa".into()]);
-        scope
-            .name_imports
-            .insert("src/lib.rs".into(), vec!["crate::util::search".into()]);
+        // A scope memoizes facts about one definition list: one scope per list.
+        let scope = || {
+            let mut scope = Scope::default();
+            scope
+                .name_imports
+                .insert("src/nfa/thompson/mod.rs".into(), vec!["self::nfa".into()]);
+            scope
+                .name_imports
+                .insert("src/lib.rs".into(), vec!["crate::util::search".into()]);
+            scope
+        };
         let s = site(
             "src/dfa/onepass.rs",
             "path",
@@ -816,12 +938,12 @@ mod tests {
             "k::dfa::onepass::f",
         );
         assert_eq!(
-            attribute(&s, &defs, &scope),
+            attribute(&s, &defs, &scope()),
             Attribution::Resolved(0, Strength::Path)
         );
         let s = site("src/dfa/regex.rs", "use", Some("crate"), "k::dfa::regex");
         assert_eq!(
-            attribute(&s, &defs[2..], &scope),
+            attribute(&s, &defs[2..], &scope()),
             Attribution::Resolved(0, Strength::Path)
         );
     }
