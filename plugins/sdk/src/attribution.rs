@@ -320,6 +320,32 @@ impl NameIndex {
     ) -> ToolResult<(NameIndex, Vec<usize>)> {
         let defs = distinct_definitions(host.symbols_by_name(name)?);
         let focus = select(&defs);
+        Self::with_definitions(host, name, defs, with_line_text, focus)
+    }
+
+    /// [`load`](Self::load) for a name whose usages only matter if something here
+    /// defines it (a call's target): an undefined name (`unwrap`, `push`) costs one
+    /// look-up, not a read of all its usages.
+    pub fn load_if_defined<H: Host + ?Sized>(host: &H, name: &str) -> ToolResult<NameIndex> {
+        let defs = distinct_definitions(host.symbols_by_name(name)?);
+        if defs.is_empty() {
+            return Ok(NameIndex {
+                name: name.to_string(),
+                defs,
+                sites: Vec::new(),
+                scope: Scope::default(),
+            });
+        }
+        Ok(Self::with_definitions(host, name, defs, false, Vec::new())?.0)
+    }
+
+    fn with_definitions<H: Host + ?Sized>(
+        host: &H,
+        name: &str,
+        defs: Vec<Sym>,
+        with_line_text: bool,
+        focus: Vec<usize>,
+    ) -> ToolResult<(NameIndex, Vec<usize>)> {
         let sites = host.references_to_name(name, with_line_text)?;
         let scope = build_scope(host, &defs, &focus, &sites)?;
         let index = NameIndex {

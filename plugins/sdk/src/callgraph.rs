@@ -68,8 +68,10 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         if let Some(n) = self.names.get(&key) {
             return Ok(n.clone());
         }
-        let focus: Vec<&str> = focus.into_iter().collect();
-        let n = Rc::new(NameIndex::load(self.host, name, &focus, false)?);
+        let n = Rc::new(match focus {
+            Some(f) => NameIndex::load(self.host, name, &[f], false)?,
+            None => NameIndex::load_if_defined(self.host, name)?,
+        });
         self.names.insert(key, n.clone());
         Ok(n)
     }
