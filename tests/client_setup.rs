@@ -291,6 +291,7 @@ async fn report_shows_what_get_token_savings_metrics_shows() {
         let (m, r) = (by_tool(&metrics, tool), by_tool(&report, tool));
         for field in [
             "calls",
+            "errors",
             "tokens_mean",
             "tokens_p95",
             "truncated_pct",
@@ -304,6 +305,9 @@ async fn report_shows_what_get_token_savings_metrics_shows() {
     assert_eq!(by_tool(&report, "get_file_outline")["calls"], 3);
     assert_eq!(by_tool(&report, "get_file_outline")["errors"], 1);
     assert_eq!(by_tool(&report, "find_references")["errors"], 0);
+
+    // Both views count the failed call; the metrics tool carries "errors" too.
+    assert_eq!(by_tool(&metrics, "get_file_outline")["errors"], 1);
 
     // The project filter and the window narrow; an unknown project is named.
     let scoped = report_json(&sb, &db, &["--project", root, "--since", "1h"]);
