@@ -237,6 +237,27 @@ async fn swap_scenario(
             && list.contains("no longer match its receipt"),
         "{list}"
     );
+    // The doctor shows the running server's reason too (the files alone say refused).
+    let state = cfg.parent().unwrap();
+    let doctor = std::process::Command::new(scryer_bin())
+        .arg("--db")
+        .arg(state.join("index.db"))
+        .arg("--compile-cache")
+        .arg(shared_compile_cache())
+        .arg("--config-dir")
+        .arg(cfg)
+        .arg("doctor")
+        .env("SCRYER_RUN_DIR", state.join("run"))
+        .env("SCRYER_LOG", "error")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        report.lines().any(|l| l.starts_with("warn")
+            && l.contains("plugin greeter (installed)")
+            && l.contains("serves 0.2.0: its replacement was refused")),
+        "{report}"
+    );
     stream.advance(20).await;
     assert_eq!(
         call(&peer, "greeter_version", json!({})).await.unwrap(),

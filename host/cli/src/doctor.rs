@@ -11,7 +11,7 @@ use std::sync::Arc;
 use scryer_runtime::installed::PluginHome;
 use scryer_runtime::{CacheOutcome, CompileCache, Grants, Limits, OfflineHost, Plugin, Runtime};
 use scryer_server::daemon::{self, Op, RunPaths};
-use scryer_server::{Origin, Registry, Status};
+use scryer_server::{Origin, PluginStatus, Registry, ServingReport, Status};
 
 use crate::init::{CLIENTS, Client, ENTRY, Json, home_dir, parse_json_config, parse_toml_config};
 use crate::report::{held_message, lock_holder, open_existing};
@@ -434,23 +434,9 @@ async fn check_plugins(compile_cache: Option<PathBuf>, home: &PluginHome, f: &mu
         .iter()
         .filter(|s| s.origin == Origin::Installed)
     {
-        let area = format!("plugin {} (installed)", s.name);
-        match (&s.status, &s.plugin) {
-            (Status::Refused(why), _) => {
-                lines.push((Level::Fail, area.clone(), format!("not loaded: {why}")))
-            }
-            (Status::Replaced { by }, _) => lines.push((
-                Level::Ok,
-                area.clone(),
-                format!("loaded, but `{by}` took over all its tools"),
-            )),
-            (_, Some(p)) => lines.push((Level::Ok, area.clone(), loaded_line(p))),
-            (_, None) => lines.push((Level::Fail, area.clone(), "not loaded".to_string())),
-        }
-        if let Some(note) = &s.held_back {
-            lines.push((Level::Warn, area, note.clone()));
-        }
+        lines.extend(installed_lines(s));
     }
+    lines.extend(running_lines(&ServingReport::running(home)));
     f.ok(
         AREA,
         format!(
@@ -462,6 +448,50 @@ async fn check_plugins(compile_cache: Option<PathBuf>, home: &PluginHome, f: &mu
     for (level, area, text) in lines {
         f.push(level, area, text);
     }
+}
+
+/// The lines of one installed plugin: how it loaded, then what the operator should know
+/// (an upgrade waiting for grants, a refused replacement next to the version kept).
+fn installed_lines(s: &PluginStatus) -> Vec<(Level, String, String)> {
+    let area = format!("plugin {} (installed)", s.name);
+    let mut lines = vec![match (&s.status, &s.plugin) {
+        (Status::Refused(why), _) => (Level::Fail, area.clone(), format!("not loaded: {why}")),
+        (Status::Replaced { by }, _) => (
+            Level::Ok,
+            area.clone(),
+            format!("loaded, but `{by}` took over all its tools"),
+        ),
+        (_, Some(p)) => (Level::Ok, area.clone(), loaded_line(p)),
+        (_, None) => (Level::Fail, area.clone(), "not loaded".to_string()),
+    }];
+    for note in [&s.note, &s.held_back].into_iter().flatten() {
+        lines.push((Level::Warn, area.clone(), note.clone()));
+    }
+    lines
+}
+
+/// Notes of running servers (their serving reports): a server keeps a loaded version
+/// when its replacement is refused, which a check from the files alone cannot see.
+fn running_lines(reports: &[ServingReport]) -> Vec<(Level, String, String)> {
+    let mut lines = Vec::new();
+    for report in reports {
+        for p in &report.plugins {
+            let Some(note) = &p.note else { continue };
+            let serving = match &p.serving {
+                Some(v) => format!("serves {v}"),
+                None => "serves nothing".to_string(),
+            };
+            lines.push((
+                Level::Warn,
+                format!("plugin {} (installed)", p.name),
+                format!(
+                    "the running server (pid {}, database {}) {serving}: {note}",
+                    report.pid, report.database
+                ),
+            ));
+        }
+    }
+    lines
 }
 
 fn loaded_line(p: &Plugin) -> String {
@@ -694,6 +724,87 @@ mod tests {
         check_compile_cache(Some(&file), &mut f);
         assert_eq!(f.0[0].level, Level::Fail);
         assert!(f.0[0].text.contains("--compile-cache"), "{:?}", f.0);
+    }
+
+    fn installed(status: Status, note: Option<&str>, held_back: Option<&str>) -> PluginStatus {
+        PluginStatus {
+            name: "greeter".into(),
+            origin: Origin::Installed,
+            version: Some("0.2.0".into()),
+            grants: Grants::new([]),
+            status,
+            held_back: held_back.map(String::from),
+            plugin: None,
+            replaces: None,
+            note: note.map(String::from),
+        }
+    }
+
+    #[test]
+    fn an_installed_plugin_shows_why_a_version_was_kept_and_what_waits() {
+        let kept = installed_lines(&installed(
+            Status::Loaded,
+            Some("its replacement was refused, so the loaded 0.2.0 keeps serving: bad bytes"),
+            None,
+        ));
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert_eq!(kept[1].0, Level::Warn);
+        assert_eq!(kept[1].1, "plugin greeter (installed)");
+        assert!(kept[1].2.contains("keeps serving: bad bytes"), "{kept:?}");
+
+        let both = installed_lines(&installed(
+            Status::Loaded,
+            Some("kept"),
+            Some("0.3.0 waits for grants"),
+        ));
+        let texts: Vec<&str> = both[1..].iter().map(|l| l.2.as_str()).collect();
+        assert_eq!(texts, ["kept", "0.3.0 waits for grants"]);
+
+        let refused = installed_lines(&installed(Status::Refused("clash".into()), None, None));
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].0, Level::Fail);
+        assert_eq!(refused[0].2, "not loaded: clash");
+    }
+
+    #[test]
+    fn running_servers_notes_are_shown_and_plain_serving_is_not() {
+        let report = ServingReport {
+            pid: 42,
+            database: "/tmp/index.db".into(),
+            plugins: vec![
+                scryer_server::ServingPlugin {
+                    name: "greeter".into(),
+                    serving: Some("0.2.0".into()),
+                    note: Some("its replacement was refused".into()),
+                },
+                scryer_server::ServingPlugin {
+                    name: "quiet".into(),
+                    serving: Some("1.0.0".into()),
+                    note: None,
+                },
+                scryer_server::ServingPlugin {
+                    name: "broken".into(),
+                    serving: None,
+                    note: Some("not a component".into()),
+                },
+            ],
+        };
+        let lines = running_lines(&[report]);
+        let texts: Vec<(&str, &str)> = lines.iter().map(|l| (l.1.as_str(), l.2.as_str())).collect();
+        assert_eq!(
+            texts,
+            [
+                (
+                    "plugin greeter (installed)",
+                    "the running server (pid 42, database /tmp/index.db) serves 0.2.0: its replacement was refused"
+                ),
+                (
+                    "plugin broken (installed)",
+                    "the running server (pid 42, database /tmp/index.db) serves nothing: not a component"
+                ),
+            ]
+        );
+        assert!(lines.iter().all(|l| l.0 == Level::Warn));
     }
 
     #[test]
