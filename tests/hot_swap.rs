@@ -38,11 +38,17 @@ impl ClientHandler for ListChanged {
     }
 }
 
-/// Version 0.1.0 (one tool, `greeter_words`) and 0.2.0 (also `greeter_version`) of
-/// one plugin, built once per test binary (beside the shared template target dir).
-fn builds() -> &'static (PathBuf, PathBuf) {
-    static BUILT: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+/// The bytes of version 0.1.0 (one tool, `greeter_words`) and 0.2.0 (also
+/// `greeter_version`) of one plugin, built once per test binary beside the shared
+/// template target dir. The project path must stay fixed: cargo names a path
+/// package's build without its location but checks freshness against the files it was
+/// last built from, so a 0.2.0 built elsewhere would be "fresh" and copied as v2. A
+/// lock keeps another run of this suite on the same target dir from deleting or editing
+/// the project meanwhile, and the tests use the bytes, not files another run removes.
+fn builds() -> &'static (Vec<u8>, Vec<u8>) {
+    static BUILT: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     BUILT.get_or_init(|| {
+        let _lock = plugin_build::lock_template_dir("hot-swap-fixture");
         let dir = plugin_build::template_target_dir().join("hot-swap-fixture");
         let _ = std::fs::remove_dir_all(&dir);
         let project = new_plugin("greeter", &dir.join("greeter"));
@@ -67,8 +73,17 @@ fn builds() -> &'static (PathBuf, PathBuf) {
              \"The plugin's version.\", json!({\"type\": \"object\", \"properties\": {}}), 100)]",
         );
         let v2 = build_plugin(&project, "greeter", &dir.join("v2/greeter.wasm"));
-        (v1, v2)
+        (std::fs::read(v1).unwrap(), std::fs::read(v2).unwrap())
     })
+}
+
+/// Writes one built version into the test's state directory (beside `cfg`), for
+/// `scryer plugin add`.
+fn fixture(cfg: &Path, version: &str, bytes: &[u8]) -> PathBuf {
+    let path = cfg.parent().unwrap().join(version).join("greeter.wasm");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, bytes).unwrap();
+    path
 }
 
 async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Result<String, String> {
@@ -193,7 +208,7 @@ async fn swap_scenario(
     client: &RunningService<RoleClient, ListChanged>,
     mut changes: watch::Receiver<u32>,
 ) {
-    let (_, v2) = builds();
+    let v2 = fixture(cfg, "v2", &builds().1);
     let peer = client.peer().clone();
     let names = tool_names(&peer).await;
     assert!(names.iter().any(|n| n == "greeter_words"), "{names:?}");
@@ -292,7 +307,7 @@ async fn swap_scenario(
 }
 
 fn install_v1(cfg: &Path) {
-    let (v1, _) = builds();
+    let v1 = fixture(cfg, "v1", &builds().0);
     let out = plugin_ok(cfg, &["add", v1.to_str().unwrap(), "--grant", "tokens"]);
     assert!(out.contains("added greeter 0.1.0"), "{out}");
 }

@@ -91,6 +91,11 @@ pub fn cargo(project: &Path, args: &[&str]) -> Output {
 
 /// Builds `project` for wasm32-wasip2 (release) and copies the component to `dest`.
 pub fn build_plugin(project: &Path, crate_name: &str, dest: &Path) -> PathBuf {
+    // The built component lands at a path named by the crate only, in a target dir every
+    // test run of this target dir shares (other suites, other checkouts building at the
+    // same time): hold a lock from the build to the copy, or another build of a crate
+    // of the same name can replace the file in between.
+    let _lock = lock_template_dir("build");
     let out = cargo(
         project,
         &["build", "--target", "wasm32-wasip2", "--release"],
@@ -107,6 +112,23 @@ pub fn build_plugin(project: &Path, crate_name: &str, dest: &Path) -> PathBuf {
     std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
     std::fs::copy(&built, dest).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
     dest.to_path_buf()
+}
+
+/// An exclusive lock named `what` in [`template_target_dir`], held until dropped: every
+/// test run on this target dir shares that directory.
+pub fn lock_template_dir(what: &str) -> std::fs::File {
+    let dir = template_target_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!(".{what}.lock"));
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.lock()
+        .unwrap_or_else(|e| panic!("locking {}: {e}", path.display()));
+    file
 }
 
 /// Replaces `from` by `to` in `file`, which must contain it.
