@@ -389,12 +389,12 @@ impl NameIndex {
         let trait_owner = self.defs[t].owner.as_deref();
         let mut family = vec![t];
         for s in &self.sites {
-            if s.kind == "implements" && s.qualifier.as_deref() == trait_owner {
-                if let Some(i) = self.position(&s.enclosing_symbol) {
-                    if !family.contains(&i) {
-                        family.push(i);
-                    }
-                }
+            if s.kind == "implements"
+                && s.qualifier.as_deref() == trait_owner
+                && let Some(i) = self.position(&s.enclosing_symbol)
+                && !family.contains(&i)
+            {
+                family.push(i);
             }
         }
         if !family.contains(&c) {

@@ -64,7 +64,7 @@ pub struct DefMemo {
     by_owner: OnceCell<HashMap<String, Vec<usize>>>,
     /// Definition indices a site kind (with or without a qualifier) can name; a
     /// handful of kinds, so a list.
-    compatible: RefCell<Vec<(String, bool, Rc<[usize]>)>>,
+    compatible: RefCell<Vec<CompatibleDefs>>,
     /// Definitions whose owner is a trait, in definition order.
     trait_items: OnceCell<Vec<usize>>,
     /// Each definition's parent path (`[k, m, Type]` for `k::m::Type::f`).
@@ -72,6 +72,9 @@ pub struct DefMemo {
     /// An imports map (by address) resolved for a crate: see [`Scope::resolved_imports`].
     resolved: RefCell<HashMap<(usize, String), ResolvedImports>>,
 }
+
+/// (site kind, qualified?, the definitions such a site can name).
+type CompatibleDefs = (String, bool, Rc<[usize]>);
 
 /// An imports map resolved for one crate: each importing file's module, and the
 /// absolute modules its `use` paths lead to.
