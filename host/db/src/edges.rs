@@ -43,8 +43,7 @@ pub struct EdgeRow {
     pub file_path: String,
 }
 
-pub(crate) const INSERT_EDGE: &str = "INSERT INTO edge (project_id, file_id, kind, from_symbol, to_name, to_qualifier, site_kind, line, col) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+pub(crate) const INSERT_EDGE_ROWS: &str = "INSERT INTO edge (project_id, file_id, kind, from_symbol, to_name, to_qualifier, site_kind, line, col) VALUES ";
 pub(crate) const DELETE_FILE_EDGES: &str = "DELETE FROM edge WHERE file_id = ?1";
 
 const EDGE_COLUMNS: &str =

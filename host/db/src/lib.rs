@@ -126,6 +126,61 @@ pub struct Db {
     readers: Arc<Mutex<Vec<Connection>>>,
 }
 
+/// Rows inserted per statement: one multi-row `INSERT` costs far less than as many
+/// single-row ones (measured on a 5,300-line file's 2,700 references).
+const ROWS_PER_INSERT: usize = 64;
+
+/// Buffers rows of one table and inserts them `ROWS_PER_INSERT` at a time, with one
+/// prepared statement for full batches and a one-off one for the rest.
+struct RowInserter {
+    /// `INSERT INTO t (a, b) VALUES ` (the placeholders are appended).
+    head: &'static str,
+    columns: usize,
+    pending: Vec<Value>,
+    full: Option<turso::Statement>,
+}
+
+impl RowInserter {
+    fn new(head: &'static str, columns: usize) -> Self {
+        RowInserter {
+            head,
+            columns,
+            pending: Vec::with_capacity(columns * ROWS_PER_INSERT),
+            full: None,
+        }
+    }
+
+    fn sql(&self, rows: usize) -> String {
+        let row = format!("({})", vec!["?"; self.columns].join(", "));
+        format!("{}{}", self.head, vec![row; rows].join(", "))
+    }
+
+    async fn push<const N: usize>(&mut self, conn: &Connection, row: [Value; N]) -> Result<()> {
+        debug_assert_eq!(N, self.columns);
+        self.pending.extend(row);
+        if self.pending.len() == self.columns * ROWS_PER_INSERT {
+            if self.full.is_none() {
+                self.full = Some(conn.prepare(&self.sql(ROWS_PER_INSERT)).await?);
+            }
+            let batch = std::mem::take(&mut self.pending);
+            if let Some(stmt) = self.full.as_mut() {
+                stmt.execute(batch).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self, conn: &Connection) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let rows = self.pending.len() / self.columns;
+        let batch = std::mem::take(&mut self.pending);
+        conn.execute(&self.sql(rows), batch).await?;
+        Ok(())
+    }
+}
+
 /// Idle read connections kept at most (one per concurrent reader is plenty).
 const IDLE_READERS: usize = 8;
 
@@ -548,7 +603,6 @@ impl Db {
             .prepare("DELETE FROM ref_site WHERE file_id = ?1")
             .await?;
         let mut del_edge = conn.prepare(edges::DELETE_FILE_EDGES).await?;
-        let mut ins_edge = conn.prepare(edges::INSERT_EDGE).await?;
         let mut del_file = conn
             .prepare("DELETE FROM source_file WHERE id = ?1")
             .await?;
@@ -558,18 +612,16 @@ impl Db {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
             .await?;
-        let mut ins_sym = conn
-            .prepare(
-                "INSERT INTO symbol (project_id, file_id, name, kind, qualified_name, owner, signature, docstring, \
-                 start_line, end_line, name_line, name_column) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            )
-            .await?;
-        let mut ins_ref = conn
-            .prepare(
-                "INSERT INTO ref_site (project_id, file_id, name, kind, line, col, qualifier, enclosing_symbol) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )
-            .await?;
+        let mut ins_sym = RowInserter::new(
+            "INSERT INTO symbol (project_id, file_id, name, kind, qualified_name, owner, signature, docstring, \
+             start_line, end_line, name_line, name_column) VALUES ",
+            12,
+        );
+        let mut ins_ref = RowInserter::new(
+            "INSERT INTO ref_site (project_id, file_id, name, kind, line, col, qualifier, enclosing_symbol) VALUES ",
+            8,
+        );
+        let mut ins_edge = RowInserter::new(edges::INSERT_EDGE_ROWS, 9);
         let paths = writes
             .iter()
             .map(|w| w.path.as_str())
@@ -604,52 +656,64 @@ impl Db {
             let file_id = conn.last_insert_rowid();
             for s in &w.symbols {
                 ins_sym
-                    .execute(vec![
-                        Value::Integer(project_id),
-                        Value::Integer(file_id),
-                        Value::Text(s.name.clone()),
-                        Value::Text(s.kind.clone()),
-                        Value::Text(s.qualified_name.clone()),
-                        opt_text(s.owner.clone()),
-                        Value::Text(s.signature.clone()),
-                        opt_text(s.docstring.clone()),
-                        Value::Integer(i64::from(s.start_line)),
-                        Value::Integer(i64::from(s.end_line)),
-                        Value::Integer(i64::from(s.name_line)),
-                        Value::Integer(i64::from(s.name_column)),
-                    ])
+                    .push(
+                        conn,
+                        [
+                            Value::Integer(project_id),
+                            Value::Integer(file_id),
+                            Value::Text(s.name.clone()),
+                            Value::Text(s.kind.clone()),
+                            Value::Text(s.qualified_name.clone()),
+                            opt_text(s.owner.clone()),
+                            Value::Text(s.signature.clone()),
+                            opt_text(s.docstring.clone()),
+                            Value::Integer(i64::from(s.start_line)),
+                            Value::Integer(i64::from(s.end_line)),
+                            Value::Integer(i64::from(s.name_line)),
+                            Value::Integer(i64::from(s.name_column)),
+                        ],
+                    )
                     .await?;
             }
             for r in &w.references {
                 ins_ref
-                    .execute(vec![
-                        Value::Integer(project_id),
-                        Value::Integer(file_id),
-                        Value::Text(r.name.clone()),
-                        Value::Text(r.kind.clone()),
-                        Value::Integer(i64::from(r.line)),
-                        Value::Integer(i64::from(r.column)),
-                        opt_text(r.qualifier.clone()),
-                        Value::Text(r.enclosing_symbol.clone()),
-                    ])
+                    .push(
+                        conn,
+                        [
+                            Value::Integer(project_id),
+                            Value::Integer(file_id),
+                            Value::Text(r.name.clone()),
+                            Value::Text(r.kind.clone()),
+                            Value::Integer(i64::from(r.line)),
+                            Value::Integer(i64::from(r.column)),
+                            opt_text(r.qualifier.clone()),
+                            Value::Text(r.enclosing_symbol.clone()),
+                        ],
+                    )
                     .await?;
             }
             for e in &w.edges {
                 ins_edge
-                    .execute(vec![
-                        Value::Integer(project_id),
-                        Value::Integer(file_id),
-                        Value::Text(e.kind.clone()),
-                        Value::Text(e.from_symbol.clone()),
-                        Value::Text(e.to_name.clone()),
-                        opt_text(e.to_qualifier.clone()),
-                        Value::Text(e.site_kind.clone()),
-                        Value::Integer(i64::from(e.line)),
-                        Value::Integer(i64::from(e.column)),
-                    ])
+                    .push(
+                        conn,
+                        [
+                            Value::Integer(project_id),
+                            Value::Integer(file_id),
+                            Value::Text(e.kind.clone()),
+                            Value::Text(e.from_symbol.clone()),
+                            Value::Text(e.to_name.clone()),
+                            opt_text(e.to_qualifier.clone()),
+                            Value::Text(e.site_kind.clone()),
+                            Value::Integer(i64::from(e.line)),
+                            Value::Integer(i64::from(e.column)),
+                        ],
+                    )
                     .await?;
             }
         }
+        ins_sym.flush(conn).await?;
+        ins_ref.flush(conn).await?;
+        ins_edge.flush(conn).await?;
         Ok(())
     }
 
