@@ -27,8 +27,8 @@ pub fn fit_prefix(
     while hi - lo > 1 {
         let width = hi - lo;
         let mid = if stalls < 2 && t_hi > t_lo {
-            let share = u64::from(budget.saturating_sub(t_lo)) * width as u64
-                / u64::from(t_hi - t_lo);
+            let share =
+                u64::from(budget.saturating_sub(t_lo)) * width as u64 / u64::from(t_hi - t_lo);
             (lo + share as usize).clamp(lo + 1, hi - 1)
         } else {
             lo + width / 2
