@@ -8,13 +8,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 
-use crate::support::{scryer_bin, shared_compile_cache};
+use crate::support::{call_tool, call_tool_json, scryer_bin, shared_compile_cache};
 
 pub struct DaemonEnv {
     pub state: tempfile::TempDir,
@@ -147,30 +146,11 @@ pub struct Client<H: ClientHandler> {
 impl<H: ClientHandler> Client<H> {
     /// Calls a tool; the answer text and whether it is an error.
     pub async fn call(&self, tool: &str, args: Value) -> (String, bool) {
-        let args: JsonObject = match args {
-            Value::Object(m) => m,
-            Value::Null => JsonObject::new(),
-            other => panic!("arguments must be an object, got {other}"),
-        };
-        let result = self
-            .client
-            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
-            .await
-            .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        (text, result.is_error.unwrap_or(false))
+        call_tool(&self.client, tool, args).await
     }
 
     pub async fn call_json(&self, tool: &str, args: Value) -> Value {
-        let (text, is_error) = self.call(tool, args).await;
-        assert!(!is_error, "{tool} failed: {text}");
-        serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{tool} answered non-JSON ({e}): {text}"))
+        call_tool_json(&self.client, tool, args).await
     }
 
     pub async fn stop(self) {

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 
 pub fn scryer_bin() -> PathBuf {
@@ -79,6 +79,41 @@ pub fn fixture_component(package: &str) -> PathBuf {
     built[i].clone()
 }
 
+/// Calls `tool` over an MCP client session; the answer text and whether it is an error.
+pub async fn call_tool<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> (String, bool) {
+    let args: JsonObject = match args {
+        Value::Object(m) => m,
+        Value::Null => JsonObject::new(),
+        other => panic!("arguments must be an object, got {other}"),
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, result.is_error.unwrap_or(false))
+}
+
+/// Calls `tool`, which must succeed with a JSON answer.
+pub async fn call_tool_json<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> Value {
+    let (text, is_error) = call_tool(client, tool, args).await;
+    assert!(!is_error, "{tool} failed: {text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{tool} answered non-JSON ({e}): {text}"))
+}
+
 /// A running `scryer serve` with its own database.
 pub struct Scryer {
     pub client: RunningService<RoleClient, ()>,
@@ -136,31 +171,12 @@ impl Scryer {
 
     /// Calls a tool; returns the answer text and whether it is an error.
     pub async fn call(&self, tool: &str, args: Value) -> (String, bool) {
-        let args: JsonObject = match args {
-            Value::Object(m) => m,
-            Value::Null => JsonObject::new(),
-            other => panic!("arguments must be an object, got {other}"),
-        };
-        let result = self
-            .client
-            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
-            .await
-            .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        (text, result.is_error.unwrap_or(false))
+        call_tool(&self.client, tool, args).await
     }
 
     /// Calls a tool that must succeed with a JSON answer.
     pub async fn call_json(&self, tool: &str, args: Value) -> Value {
-        let (text, is_error) = self.call(tool, args).await;
-        assert!(!is_error, "{tool} failed: {text}");
-        serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{tool} answered non-JSON ({e}): {text}"))
+        call_tool_json(&self.client, tool, args).await
     }
 
     /// Indexes `root` and waits until it is ready.
