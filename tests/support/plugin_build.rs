@@ -10,23 +10,6 @@ use std::process::{Command, Output};
 
 use crate::support::{scryer_bin, shared_compile_cache};
 
-/// Environment the outer cargo sets for this test that must not reach the nested build
-/// (it would build for the host, or into the outer target dir).
-const SCRUBBED_ENV: &[&str] = &[
-    "CARGO_ENCODED_RUSTFLAGS",
-    "RUSTFLAGS",
-    "CARGO_BUILD_RUSTFLAGS",
-    "RUSTC_WRAPPER",
-    "RUSTC_WORKSPACE_WRAPPER",
-    "CARGO_TARGET_DIR",
-    "CARGO_BUILD_TARGET",
-    "CARGO_BUILD_TARGET_DIR",
-    "CARGO_PRIMARY_PACKAGE",
-    "CARGO_MAKEFLAGS",
-    "MAKEFLAGS",
-    "MFLAGS",
-];
-
 /// Where generated plugins are built (beside the shared compile cache).
 pub fn template_target_dir() -> PathBuf {
     shared_compile_cache()
@@ -83,9 +66,7 @@ pub fn cargo(project: &Path, args: &[&str]) -> Output {
         .args(args)
         .arg("--target-dir")
         .arg(template_target_dir());
-    for var in SCRUBBED_ENV {
-        cmd.env_remove(var);
-    }
+    scryer_wasm_build::scrub_outer_env(&mut cmd);
     cmd.output().unwrap()
 }
 

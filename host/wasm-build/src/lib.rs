@@ -12,7 +12,8 @@ pub const TARGET: &str = "wasm32-wasip2";
 /// The cargo profile plugins are built with (see the workspace Cargo.toml).
 pub const PROFILE: &str = "plugin";
 
-/// Environment the outer cargo sets that must not leak into the nested build.
+/// Environment the outer cargo sets that must not leak into a nested build (it would
+/// build for the host, or into the outer target dir).
 const SCRUBBED_ENV: &[&str] = &[
     "CARGO_ENCODED_RUSTFLAGS",
     "RUSTFLAGS",
@@ -27,6 +28,14 @@ const SCRUBBED_ENV: &[&str] = &[
     "MAKEFLAGS",
     "MFLAGS",
 ];
+
+/// Removes from `cmd` the environment of the outer cargo build, for a nested cargo
+/// invocation (a build script's or a test's).
+pub fn scrub_outer_env(cmd: &mut Command) {
+    for var in SCRUBBED_ENV {
+        cmd.env_remove(var);
+    }
+}
 
 /// Builds `packages` (package names in the workspace at `workspace_root`) for wasm and
 /// returns the path of each component, in the order given.
@@ -48,9 +57,7 @@ pub fn build_components(
     for p in packages {
         cmd.arg("-p").arg(p);
     }
-    for var in SCRUBBED_ENV {
-        cmd.env_remove(var);
-    }
+    scrub_outer_env(&mut cmd);
     let output = cmd
         .output()
         .map_err(|e| format!("running {} build for {TARGET}: {e}", cargo.display()))?;
