@@ -154,9 +154,10 @@ fn first_query_wait() -> Result<Duration> {
     }
 }
 
-async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -> Result<Server> {
-    let limits = Limits::from_env().map_err(anyhow::Error::msg)?;
-    let mut plugins: Vec<PluginSource> = scryer_builtin_plugins::ROUTERS
+/// The built-in routers with their grant sets, then the `--plugin` files given (router
+/// grants), as `scryer serve` loads them.
+fn plugin_sources(extra: &[PathBuf]) -> Result<Vec<PluginSource>> {
+    let mut sources: Vec<PluginSource> = scryer_builtin_plugins::ROUTERS
         .iter()
         .map(|(name, grant_set, wasm)| PluginSource {
             label: (*name).to_string(),
@@ -164,13 +165,19 @@ async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -
             grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
         })
         .collect();
-    for path in extra_plugins {
-        plugins.push(PluginSource {
+    for path in extra {
+        sources.push(PluginSource {
             label: path.display().to_string(),
             wasm: scryer_runtime::read_plugin_file(path)?,
             grants: Grants::router(),
         });
     }
+    Ok(sources)
+}
+
+async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -> Result<Server> {
+    let limits = Limits::from_env().map_err(anyhow::Error::msg)?;
+    let plugins = plugin_sources(extra_plugins)?;
     let compile_cache = if cli.no_compile_cache {
         None
     } else {

@@ -16,7 +16,7 @@ use scryer_runtime::receipt::{Receipt, now_unix, sha256_hex};
 use scryer_runtime::{
     CacheOutcome, CompileCache, Grants, Limits, OfflineHost, Plugin, Requirements, Runtime,
 };
-use scryer_server::{Origin, PluginSource, PluginStatus, Registry, ServingReport, Status};
+use scryer_server::{Origin, PluginStatus, Registry, ServingReport, Status};
 
 #[path = "plugin_template/mod.rs"]
 mod plugin_template;
@@ -121,21 +121,7 @@ async fn offline(
         None => None,
     };
     let runtime = Runtime::new(limits, cache, Arc::new(OfflineHost))?;
-    let mut sources: Vec<PluginSource> = scryer_builtin_plugins::ROUTERS
-        .iter()
-        .map(|(name, grant_set, wasm)| PluginSource {
-            label: (*name).to_string(),
-            wasm: wasm.to_vec(),
-            grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
-        })
-        .collect();
-    for path in extra {
-        sources.push(PluginSource {
-            label: path.display().to_string(),
-            wasm: scryer_runtime::read_plugin_file(path)?,
-            grants: Grants::router(),
-        });
-    }
+    let sources = crate::plugin_sources(extra)?;
     let registry = Registry::load(&runtime, sources, Some(home)).await?;
     Ok((runtime, registry))
 }
