@@ -19,13 +19,13 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use daemon_support::DaemonEnv;
-use plugin_build::{build_plugin, edit, new_plugin, plugin_ok};
+use plugin_build::{build_plugin, edit, new_plugin};
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use support::{scryer_bin, shared_compile_cache};
+use support::{plugin_ok, scryer_bin, shared_compile_cache};
 use tokio::sync::watch;
 
 /// Counts `notifications/tools/list_changed`.

@@ -9,21 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::json;
-use support::{Scryer, fixture_component, scryer_bin, shared_compile_cache};
-
-/// Runs `scryer plugin <args>` against the configuration directory `cfg`.
-fn plugin(cfg: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(scryer_bin())
-        .arg("--compile-cache")
-        .arg(shared_compile_cache())
-        .arg("--config-dir")
-        .arg(cfg)
-        .arg("plugin")
-        .args(args)
-        .env("SCRYER_LOG", "error")
-        .output()
-        .unwrap()
-}
+use support::{Scryer, fixture_component, plugin, plugin_ok};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -31,18 +17,6 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs a plugin command that must succeed; returns its stdout.
-fn ok(cfg: &Path, args: &[&str]) -> String {
-    let o = plugin(cfg, args);
-    assert!(
-        o.status.success(),
-        "scryer plugin {args:?} failed: {}{}",
-        stdout(&o),
-        stderr(&o)
-    );
-    stdout(&o)
 }
 
 /// Runs a plugin command that must fail; returns stdout and stderr together.
@@ -76,7 +50,7 @@ fn navigation(dir: &Path) -> String {
 
 /// The line of `scryer plugin list` for an installed plugin.
 fn installed_line(cfg: &Path, name: &str) -> String {
-    let list = ok(cfg, &["list"]);
+    let list = plugin_ok(cfg, &["list"]);
     list.lines()
         .find(|l| l.starts_with(&format!("{name} ")) && l.contains("(installed"))
         .unwrap_or_else(|| panic!("no installed `{name}` in:\n{list}"))
@@ -101,25 +75,10 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-async fn serve(cfg: &Path) -> Scryer {
-    let cfg = cfg.to_str().unwrap();
-    Scryer::start(&[], &[("SCRYER_CONFIG_DIR", cfg), ("SCRYER_DAEMON", "off")]).await
-}
-
-async fn tool_names(s: &Scryer) -> Vec<String> {
-    s.client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect()
-}
-
 #[tokio::test]
 async fn an_ungranted_capability_is_refused_at_load_and_granting_it_makes_the_tool_answer() {
     let cfg = tempfile::tempdir().unwrap();
-    let added = ok(cfg.path(), &["add", &hostile()]);
+    let added = plugin_ok(cfg.path(), &["add", &hostile()]);
     assert!(
         added.contains("will not load") && added.contains("`scryer plugin grant hostile tokens`"),
         "{added}"
@@ -133,16 +92,16 @@ async fn an_ungranted_capability_is_refused_at_load_and_granting_it_makes_the_to
     );
 
     // The refusal does not stop the server: the built-in routers answer, `ok` is absent.
-    let s = serve(cfg.path()).await;
-    let tools = tool_names(&s).await;
+    let s = Scryer::with_config_dir(cfg.path()).await;
+    let tools = s.tool_names().await;
     assert!(!tools.iter().any(|t| t == "ok"), "{tools:?}");
     assert_eq!(s.call_json("list_projects", json!({})).await["total"], 0);
     s.stop().await;
 
-    let granted = ok(cfg.path(), &["grant", "hostile", "tokens"]);
+    let granted = plugin_ok(cfg.path(), &["grant", "hostile", "tokens"]);
     assert!(granted.contains("has everything it needs"), "{granted}");
     assert!(installed_line(cfg.path(), "hostile").contains("ok [tokens]"));
-    let s = serve(cfg.path()).await;
+    let s = Scryer::with_config_dir(cfg.path()).await;
     let (answer, is_error) = s.call("ok", json!({})).await;
     assert!(!is_error && answer == "ok, 2 tokens", "{answer}");
     s.stop().await;
@@ -151,7 +110,7 @@ async fn an_ungranted_capability_is_refused_at_load_and_granting_it_makes_the_to
 #[tokio::test]
 async fn bytes_swapped_after_add_are_refused_and_the_rest_is_served() {
     let cfg = tempfile::tempdir().unwrap();
-    ok(cfg.path(), &["add", &hostile(), "--grant", "tokens"]);
+    plugin_ok(cfg.path(), &["add", &hostile(), "--grant", "tokens"]);
     let installed = cfg.path().join("plugins/hostile.wasm");
     let other = std::fs::read(fixture_component("scryer-fixture-filesystem")).unwrap();
     std::fs::write(&installed, other).unwrap();
@@ -161,8 +120,8 @@ async fn bytes_swapped_after_add_are_refused_and_the_rest_is_served() {
         line.contains("not loaded") && line.contains("no longer match its receipt"),
         "{line}"
     );
-    let s = serve(cfg.path()).await;
-    assert!(!tool_names(&s).await.iter().any(|t| t == "ok"));
+    let s = Scryer::with_config_dir(cfg.path()).await;
+    assert!(!s.tool_names().await.iter().any(|t| t == "ok"));
     assert_eq!(s.call_json("list_projects", json!({})).await["total"], 0);
     s.stop().await;
 }
@@ -173,7 +132,7 @@ fn a_failing_add_leaves_the_directory_and_the_policy_unchanged() {
     let files = tempfile::tempdir().unwrap();
     let nav = navigation(files.path());
     // Something installed already, so there is a policy and a plugins directory to keep.
-    ok(cfg.path(), &["add", &nav, "--replaces", "navigation"]);
+    plugin_ok(cfg.path(), &["add", &nav, "--replaces", "navigation"]);
     let before = snapshot(cfg.path());
     assert!(before.len() >= 3, "{before:?}");
 
@@ -223,12 +182,12 @@ fn a_replacement_needing_index_read_loads_once_granted_and_takes_over_the_builti
     let cfg = tempfile::tempdir().unwrap();
     let files = tempfile::tempdir().unwrap();
     let nav = navigation(files.path());
-    let added = ok(
+    let added = plugin_ok(
         cfg.path(),
         &["add", &nav, "--replaces", "navigation", "--grant", "tokens"],
     );
     assert!(added.contains("needs capability `index-read`"), "{added}");
-    let list = ok(cfg.path(), &["list"]);
+    let list = plugin_ok(cfg.path(), &["list"]);
     let builtin = list.lines().next().unwrap();
     assert!(
         builtin.starts_with("navigation 0.1.0: resolve_definition")
@@ -244,9 +203,9 @@ fn a_replacement_needing_index_read_loads_once_granted_and_takes_over_the_builti
         .unwrap_or_else(|| panic!("no grant command in {added}"));
     assert!(command.contains("index-read"), "{command}");
     let args: Vec<&str> = command.split_whitespace().collect();
-    ok(cfg.path(), &args);
+    plugin_ok(cfg.path(), &args);
 
-    let list = ok(cfg.path(), &["list"]);
+    let list = plugin_ok(cfg.path(), &["list"]);
     assert!(
         list.lines()
             .next()
@@ -263,14 +222,14 @@ fn a_replacement_needing_index_read_loads_once_granted_and_takes_over_the_builti
 #[test]
 fn remove_deletes_the_file_and_the_policy_entry() {
     let cfg = tempfile::tempdir().unwrap();
-    ok(cfg.path(), &["add", &hostile(), "--grant", "tokens"]);
+    plugin_ok(cfg.path(), &["add", &hostile(), "--grant", "tokens"]);
     assert!(cfg.path().join("plugins/hostile.wasm").is_file());
-    let out = ok(cfg.path(), &["remove", "hostile"]);
+    let out = plugin_ok(cfg.path(), &["remove", "hostile"]);
     assert!(out.contains("removed hostile"), "{out}");
     assert!(!cfg.path().join("plugins/hostile.wasm").exists());
     let policy = std::fs::read_to_string(cfg.path().join("policy.toml")).unwrap();
     assert!(!policy.contains("hostile"), "{policy}");
-    assert!(!ok(cfg.path(), &["list"]).contains("hostile"));
+    assert!(!plugin_ok(cfg.path(), &["list"]).contains("hostile"));
 
     let out = fails(cfg.path(), &["remove", "hostile"]);
     assert!(out.contains("no installed plugin `hostile`"), "{out}");
@@ -301,9 +260,9 @@ fn verify_reports_needs_and_policy_and_changes_nothing() {
         snapshot(cfg.path())
     );
 
-    ok(cfg.path(), &["add", &hostile(), "--grant", "tokens"]);
+    plugin_ok(cfg.path(), &["add", &hostile(), "--grant", "tokens"]);
     let before = snapshot(cfg.path());
-    let out = ok(cfg.path(), &["verify", &hostile()]);
+    let out = plugin_ok(cfg.path(), &["verify", &hostile()]);
     assert!(
         out.contains("installed: these exact bytes")
             && out.contains("verdict: the policy allows it"),

@@ -6,9 +6,9 @@
 mod plugin_build;
 mod support;
 
-use plugin_build::{build_plugin, cargo, new_plugin, plugin, plugin_ok, template_target_dir};
+use plugin_build::{build_plugin, cargo, new_plugin, template_target_dir};
 use serde_json::json;
-use support::Scryer;
+use support::{Scryer, plugin, plugin_ok};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_plugin_builds_verifies_installs_and_answers() {

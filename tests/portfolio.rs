@@ -10,11 +10,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::json;
-use support::{Scryer, repo_root, scryer_bin, shared_compile_cache};
+use support::{Scryer, plugin, repo_root};
 
 const PORTFOLIO: &str = "scryer-portfolio";
 const LEGACY: &str = "scryer-fixture-v0-1-echo";
@@ -38,19 +38,6 @@ fn component(package: &str) -> PathBuf {
     built[PACKAGES.iter().position(|p| *p == package).unwrap()].clone()
 }
 
-fn plugin(cfg: &Path, args: &[&str]) -> Output {
-    Command::new(scryer_bin())
-        .arg("--compile-cache")
-        .arg(shared_compile_cache())
-        .arg("--config-dir")
-        .arg(cfg)
-        .arg("plugin")
-        .args(args)
-        .env("SCRYER_LOG", "error")
-        .output()
-        .unwrap()
-}
-
 /// Runs a plugin command that must succeed; returns stdout and stderr together.
 fn ok(cfg: &Path, args: &[&str]) -> String {
     let o = plugin(cfg, args);
@@ -61,21 +48,6 @@ fn ok(cfg: &Path, args: &[&str]) -> String {
     );
     assert!(o.status.success(), "scryer plugin {args:?} failed: {out}");
     out
-}
-
-async fn serve(cfg: &Path) -> Scryer {
-    let cfg = cfg.to_str().unwrap();
-    Scryer::start(&[], &[("SCRYER_CONFIG_DIR", cfg), ("SCRYER_DAEMON", "off")]).await
-}
-
-async fn tool_names(s: &Scryer) -> Vec<String> {
-    s.client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect()
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -123,7 +95,7 @@ async fn a_router_built_against_wit_0_1_still_loads_and_answers() {
         &["add", legacy, "--grant", "tokens,index-read,log"],
     );
 
-    let s = serve(cfg.path()).await;
+    let s = Scryer::with_config_dir(cfg.path()).await;
     let work = tempfile::tempdir().unwrap();
     let root = repo(work.path(), "legacy-demo", "start");
     s.index(&root).await;
@@ -155,8 +127,8 @@ async fn the_portfolio_plugin_needs_git_read_and_then_answers_over_every_project
             && added.contains("`scryer plugin grant portfolio git-read`"),
         "{added}"
     );
-    let s = serve(cfg.path()).await;
-    let tools = tool_names(&s).await;
+    let s = Scryer::with_config_dir(cfg.path()).await;
+    let tools = s.tool_names().await;
     assert!(
         !tools.iter().any(|t| t.starts_with("portfolio_")),
         "{tools:?}"
@@ -172,8 +144,8 @@ async fn the_portfolio_plugin_needs_git_read_and_then_answers_over_every_project
     std::fs::write(busy.join("TODO.txt"), "finish the marmalade\n").unwrap();
     let calm = repo(work.path(), "calm", "Release 1.0");
 
-    let s = serve(cfg.path()).await;
-    let tools = tool_names(&s).await;
+    let s = Scryer::with_config_dir(cfg.path()).await;
+    let tools = s.tool_names().await;
     for t in [
         "portfolio_projects",
         "portfolio_next",

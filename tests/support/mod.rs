@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use rmcp::model::{CallToolRequestParams, JsonObject};
@@ -56,6 +57,32 @@ pub fn fixture_workspace() -> tempfile::TempDir {
         .unwrap();
     copy_dir(&repo_root().join("tests/fixtures/workspace"), dir.path());
     dir
+}
+
+/// `scryer --compile-cache <shared> --config-dir <cfg> plugin <args>`.
+pub fn plugin(cfg: &Path, args: &[&str]) -> Output {
+    Command::new(scryer_bin())
+        .arg("--compile-cache")
+        .arg(shared_compile_cache())
+        .arg("--config-dir")
+        .arg(cfg)
+        .arg("plugin")
+        .args(args)
+        .env("SCRYER_LOG", "error")
+        .output()
+        .unwrap()
+}
+
+/// A `scryer plugin` command that must succeed: its stdout.
+pub fn plugin_ok(cfg: &Path, args: &[&str]) -> String {
+    let o = plugin(cfg, args);
+    assert!(
+        o.status.success(),
+        "scryer plugin {args:?} failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Builds a fixture router component (a package under tests/fixtures) for wasm32-wasip2,
@@ -167,6 +194,24 @@ impl Scryer {
             .expect("spawning scryer serve");
         let client = ().serve(transport).await.expect("MCP handshake with scryer serve");
         Scryer { client, state }
+    }
+
+    /// Starts `scryer serve` on the plugin configuration directory `cfg`, in-process
+    /// (no daemon), so installed plugins load exactly as `cfg` says.
+    pub async fn with_config_dir(cfg: &Path) -> Scryer {
+        let cfg = cfg.to_str().unwrap();
+        Self::start(&[], &[("SCRYER_CONFIG_DIR", cfg), ("SCRYER_DAEMON", "off")]).await
+    }
+
+    /// The names of the tools the server lists.
+    pub async fn tool_names(&self) -> Vec<String> {
+        self.client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect()
     }
 
     /// Calls a tool; returns the answer text and whether it is an error.

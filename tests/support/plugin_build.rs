@@ -18,32 +18,6 @@ pub fn template_target_dir() -> PathBuf {
         .join("scryer-plugin-template")
 }
 
-/// `scryer --compile-cache <shared> --config-dir <cfg> plugin <args>`.
-pub fn plugin(cfg: &Path, args: &[&str]) -> Output {
-    Command::new(scryer_bin())
-        .arg("--compile-cache")
-        .arg(shared_compile_cache())
-        .arg("--config-dir")
-        .arg(cfg)
-        .arg("plugin")
-        .args(args)
-        .env("SCRYER_LOG", "error")
-        .output()
-        .unwrap()
-}
-
-/// A `scryer plugin` command that must succeed: its stdout.
-pub fn plugin_ok(cfg: &Path, args: &[&str]) -> String {
-    let o = plugin(cfg, args);
-    assert!(
-        o.status.success(),
-        "scryer plugin {args:?} failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 /// `scryer plugin new <name> --dir <dir>`; returns the project folder.
 pub fn new_plugin(name: &str, dir: &Path) -> PathBuf {
     let out = Command::new(scryer_bin())
