@@ -298,10 +298,7 @@ async fn from_daemon(
         return Ok(None);
     };
     match (reply.ok, reply.usage) {
-        (true, Some(u)) => Ok(Some((
-            u.project,
-            u.tools.into_iter().map(ToolUsageRow::from).collect(),
-        ))),
+        (true, Some(u)) => Ok(Some((u.project, u.tools))),
         _ => {
             let why = reply.error.unwrap_or_default();
             match &args.project {

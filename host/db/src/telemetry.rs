@@ -37,8 +37,8 @@ pub struct ToolCallRow {
     pub is_error: bool,
 }
 
-/// Usage of one tool over a window.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Usage of one tool over a window; serialized as is in the daemon's `usage` answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolUsageRow {
     pub tool: String,
     pub calls: u32,

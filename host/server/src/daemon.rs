@@ -215,59 +215,13 @@ pub struct Hello {
     pub path: Option<PathBuf>,
 }
 
-/// Usage of one tool, as [`scryer_db::ToolUsageRow`] on the wire.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WireUsage {
-    pub tool: String,
-    pub calls: u32,
-    pub errors: u32,
-    pub tokens_mean: u32,
-    pub tokens_p95: u32,
-    pub truncated: u32,
-    pub latency_p50_ms: u32,
-    pub latency_p95_ms: u32,
-    pub followed_up: u32,
-}
-
-impl From<scryer_db::ToolUsageRow> for WireUsage {
-    fn from(u: scryer_db::ToolUsageRow) -> WireUsage {
-        WireUsage {
-            tool: u.tool,
-            calls: u.calls,
-            errors: u.errors,
-            tokens_mean: u.tokens_mean,
-            tokens_p95: u.tokens_p95,
-            truncated: u.truncated,
-            latency_p50_ms: u.latency_p50_ms,
-            latency_p95_ms: u.latency_p95_ms,
-            followed_up: u.followed_up,
-        }
-    }
-}
-
-impl From<WireUsage> for scryer_db::ToolUsageRow {
-    fn from(u: WireUsage) -> scryer_db::ToolUsageRow {
-        scryer_db::ToolUsageRow {
-            tool: u.tool,
-            calls: u.calls,
-            errors: u.errors,
-            tokens_mean: u.tokens_mean,
-            tokens_p95: u.tokens_p95,
-            truncated: u.truncated,
-            latency_p50_ms: u.latency_p50_ms,
-            latency_p95_ms: u.latency_p95_ms,
-            followed_up: u.followed_up,
-        }
-    }
-}
-
 /// The answer to `usage`: the project the window was narrowed to, and its rows.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct UsageReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     #[serde(default)]
-    pub tools: Vec<WireUsage>,
+    pub tools: Vec<scryer_db::ToolUsageRow>,
 }
 
 /// The answer to `index`: the project after its run.
@@ -757,7 +711,7 @@ async fn usage(server: &Server, hello: &Hello) -> Result<UsageReply> {
         .await?;
     Ok(UsageReply {
         project: project.map(|p| p.slug),
-        tools: rows.into_iter().map(WireUsage::from).collect(),
+        tools: rows,
     })
 }
 
@@ -925,7 +879,7 @@ mod tests {
             ok: true,
             usage: Some(UsageReply {
                 project: Some("demo".into()),
-                tools: vec![row.clone().into()],
+                tools: vec![row.clone()],
             }),
             ..Reply::default()
         })
@@ -933,7 +887,7 @@ mod tests {
         let back: Reply = serde_json::from_str(&line).unwrap();
         let usage = back.usage.unwrap();
         assert_eq!(usage.project.as_deref(), Some("demo"));
-        assert_eq!(scryer_db::ToolUsageRow::from(usage.tools[0].clone()), row);
+        assert_eq!(usage.tools[0], row);
     }
 
     #[tokio::test]
