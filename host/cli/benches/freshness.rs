@@ -79,8 +79,15 @@ fn main() -> anyhow::Result<()> {
             unchanged.push(t.elapsed());
             assert!(!a.is_error, "{}", a.text);
 
-            // Append a new use in the file; the next answer must count it.
-            let body = format!("{original}\n#[allow(dead_code)]\nfn bench_edit_{round}(t: &TransitionTable) -> usize {{ t.{symbol}() }}\n");
+            // Add a new use at the end of the file; the next answer must count it. With
+            // FRESHNESS_EDIT=top a comment line goes first too, so every line moves and
+            // every stored row of the file changes.
+            let added = format!("#[allow(dead_code)]\nfn bench_edit_{round}(t: &TransitionTable) -> usize {{ t.{symbol}() }}\n");
+            let body = if std::env::var("FRESHNESS_EDIT").as_deref() == Ok("top") {
+                format!("// bench edit {round}\n{original}\n{added}")
+            } else {
+                format!("{original}\n{added}")
+            };
             std::fs::write(&path, body)?;
             let t = Instant::now();
             let b = server.call_tool(session, "find_references", args.as_object().cloned()).await;

@@ -44,6 +44,9 @@ pub struct EdgeRow {
 }
 
 pub(crate) const INSERT_EDGE_ROWS: &str = "INSERT INTO edge (project_id, file_id, kind, from_symbol, to_name, to_qualifier, site_kind, line, col) VALUES ";
+/// The edge columns after `project_id, file_id`, in insert order.
+pub(crate) const EDGE_DATA_COLUMNS: &str =
+    "kind, from_symbol, to_name, to_qualifier, site_kind, line, col";
 pub(crate) const DELETE_FILE_EDGES: &str = "DELETE FROM edge WHERE file_id = ?1";
 
 const EDGE_COLUMNS: &str =

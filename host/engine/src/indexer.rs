@@ -241,9 +241,15 @@ pub fn relative_path(root: &Path, path: &Path) -> Result<String> {
 }
 
 /// Parses one file into the rows stored for it.
-fn parse_file(file: &SourceFile, bytes: &[u8], hash: String) -> FileWrite {
+/// `edited`: the file changed since it was indexed (a refresh), not a run over the tree.
+fn parse_file(file: &SourceFile, bytes: &[u8], hash: String, edited: bool) -> FileWrite {
     let source = String::from_utf8_lossy(bytes);
-    let extracted: FileSymbols = file.language.extract(&source, &file.module_path, &file.rel);
+    let extracted: FileSymbols = if edited {
+        file.language
+            .extract_edited(&source, &file.module_path, &file.rel)
+    } else {
+        file.language.extract(&source, &file.module_path, &file.rel)
+    };
     let edges = crate::edges::file_edges(file.language.name(), &extracted)
         .into_iter()
         .map(|e| EdgeRow {
@@ -324,7 +330,7 @@ fn parse_changed(
                         if let Ok(bytes) = std::fs::read(&file.abs) {
                             let hash = content_hash(&bytes);
                             if stored.get(&file.rel) != Some(&hash) {
-                                out.push(parse_file(file, &bytes, hash));
+                                out.push(parse_file(file, &bytes, hash, false));
                             }
                         }
                         progress.done.fetch_add(1, Ordering::Relaxed);
@@ -582,7 +588,7 @@ pub async fn refresh_files(
                     language,
                 };
                 let hash = content_hash(&bytes);
-                writes.push(parse_file(&file, &bytes, hash));
+                writes.push(parse_file(&file, &bytes, hash, true));
                 report.updated.push(rel.clone());
             }
         }

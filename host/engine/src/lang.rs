@@ -28,6 +28,11 @@ pub trait Language: Sync {
     /// Definitions and references of one file. `path` is the file's path (relative to the
     /// project root); some languages need its name (`__init__.py`, `.tsx`).
     fn extract(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols;
+    /// [`extract`](Self::extract) for a file edited since it was indexed (a refresh),
+    /// where a language may reuse what it kept from the last edit. Same result.
+    fn extract_edited(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols {
+        self.extract(source, module_path, path)
+    }
 }
 
 impl std::fmt::Debug for dyn Language {

@@ -22,4 +22,8 @@ impl Language for Rust {
     fn extract(&self, source: &str, module_path: &[String], _path: &str) -> FileSymbols {
         rust_lang::extract(source, module_path)
     }
+
+    fn extract_edited(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols {
+        rust_lang::extract_edited(source, module_path, path)
+    }
 }

@@ -963,3 +963,41 @@ fn tokio_corpus() {
         t.elapsed()
     );
 }
+
+#[test]
+fn an_edited_file_reparsed_from_its_kept_tree_extracts_as_from_scratch() {
+    let path = "src/edited_fixture.rs";
+    let edits = [
+        FIXTURE.to_string(),
+        // a line inserted near the top: every later position moves
+        FIXTURE.replacen("use std::fmt", "// added\nuse std::fmt", 1),
+        // an item renamed in the middle
+        FIXTURE.replacen("fn user()", "fn renamed_user()", 1),
+        // a tail cut off, then the whole text back
+        FIXTURE[..FIXTURE.len() / 2].to_string(),
+        FIXTURE.to_string(),
+        String::new(),
+        FIXTURE.to_string(),
+    ];
+    for (i, text) in edits.iter().enumerate() {
+        assert_eq!(
+            extract_edited(text, &module(), path),
+            extract(text, &module()),
+            "edit {i}"
+        );
+    }
+}
+
+#[test]
+fn the_edit_between_two_texts_spans_what_differs() {
+    let e = edit_between("ab\ncd\nef", "ab\nXYZ\nef");
+    assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (3, 5, 6));
+    assert_eq!(e.start_position, Point::new(1, 0));
+    assert_eq!(e.old_end_position, Point::new(1, 2));
+    assert_eq!(e.new_end_position, Point::new(1, 3));
+    let same = edit_between("abc", "abc");
+    assert_eq!(
+        (same.start_byte, same.old_end_byte, same.new_end_byte),
+        (3, 3, 3)
+    );
+}
