@@ -147,6 +147,17 @@ async fn keep_unchanged(
     rows: &mut Vec<Vec<Value>>,
 ) -> Result<()> {
     let width = columns.split(',').count();
+    // Two rows from the second half of the new extraction: if neither is stored, lines
+    // moved (an edit above them) and nearly everything changed, so skip reading the rest.
+    let probes = [rows.len() / 2, rows.len() * 3 / 4];
+    if !rows.is_empty() && !any_stored(conn, table, columns, file_id, rows, &probes).await? {
+        conn.execute(
+            &format!("DELETE FROM {table} WHERE file_id = ?1"),
+            (file_id,),
+        )
+        .await?;
+        return Ok(());
+    }
     // Rows by a hash of their values; a hash match is confirmed by comparing values.
     let mut stored: HashMap<u64, Vec<(i64, Vec<Value>)>> = HashMap::new();
     let mut found = conn
@@ -201,6 +212,34 @@ async fn keep_unchanged(
         delete.execute((id,)).await?;
     }
     Ok(())
+}
+
+/// Whether any of `rows[i]` (for `i` in `probes`) is stored for `file_id` as it is.
+async fn any_stored(
+    conn: &Connection,
+    table: &str,
+    columns: &str,
+    file_id: i64,
+    rows: &[Vec<Value>],
+    probes: &[usize],
+) -> Result<bool> {
+    // `IS` compares NULLs as equal, as the row comparison in `keep_unchanged` does.
+    let test = columns
+        .split(',')
+        .enumerate()
+        .map(|(i, c)| format!("{} IS ?{}", c.trim(), i + 2))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let sql = format!("SELECT 1 FROM {table} WHERE file_id = ?1 AND {test} LIMIT 1");
+    for &i in probes {
+        let Some(row) = rows.get(i) else { continue };
+        let mut params = vec![Value::Integer(file_id)];
+        params.extend(row.iter().cloned());
+        if conn.query(&sql, params).await?.next().await?.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// A hash of one row's values (for [`keep_unchanged`]'s look-up, confirmed by equality).
@@ -1101,6 +1140,27 @@ mod tests {
         assert_eq!(db.facts(p.id).await.unwrap(), Facts::default());
     }
 
+    /// (id, line) of `path`'s references, by line.
+    async fn ref_ids(db: &Db, path: &str) -> Vec<(i64, i64)> {
+        let conn = db.connect().await.unwrap();
+        let mut rows = conn
+            .query(
+                "SELECT r.id, r.line FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+                 WHERE f.path = ?1 ORDER BY r.line, r.id",
+                (path,),
+            )
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().await.unwrap() {
+            out.push((
+                int(col(&r, 0).unwrap()).unwrap(),
+                int(col(&r, 1).unwrap()).unwrap(),
+            ));
+        }
+        out
+    }
+
     #[tokio::test]
     async fn a_rewrite_keeps_unchanged_rows_and_replaces_only_the_difference() {
         let dir = tempfile::tempdir().unwrap();
@@ -1109,52 +1169,44 @@ mod tests {
             .register_project("/work/demo", Some("demo"))
             .await
             .unwrap();
-        // Two identical references on one line (the same name twice) and one elsewhere.
-        let first = vec![reference("a", 3), reference("a", 3), reference("a", 7)];
-        db.write_files(
-            p.id,
-            &[write("src/lib.rs", "h1", vec![sym("a", 1)], first)],
-            &[],
-        )
-        .await
-        .unwrap();
-        let ids = |db: Db| async move {
-            let conn = db.connect().await.unwrap();
-            let mut rows = conn
-                .query("SELECT id, line FROM ref_site ORDER BY id", ())
-                .await
-                .unwrap();
-            let mut out = Vec::new();
-            while let Some(r) = rows.next().await.unwrap() {
-                out.push((
-                    int(col(&r, 0).unwrap()).unwrap(),
-                    int(col(&r, 1).unwrap()).unwrap(),
-                ));
-            }
-            out
-        };
-        let before = ids(db.clone()).await;
-        // One of the twins goes, the line-7 use moves to 8, a new use appears at 9.
-        let second = vec![reference("a", 3), reference("a", 8), reference("a", 9)];
-        db.write_files(
-            p.id,
-            &[write("src/lib.rs", "h2", vec![sym("a", 1)], second)],
-            &[],
-        )
-        .await
-        .unwrap();
-        let after = ids(db.clone()).await;
+        let refs = |lines: &[u32]| lines.iter().map(|&l| reference("a", l)).collect();
+        // Twins on line 3 (the same name twice), one use on 7, three further down.
+        let file = |hash, lines: &[u32]| write("src/lib.rs", hash, vec![sym("a", 1)], refs(lines));
+        db.write_files(p.id, &[file("h1", &[3, 3, 7, 20, 21, 22])], &[])
+            .await
+            .unwrap();
+        // Another file written later holds the highest row ids, so a row inserted again
+        // gets a new id instead of reusing a freed one.
+        let other = write("src/other.rs", "o", vec![], refs(&[1]));
+        db.write_files(p.id, &[other], &[]).await.unwrap();
+        let before = ref_ids(&db, "src/lib.rs").await;
+
+        // One twin goes, 7 moves to 8, 9 is new; 20-22 stay.
+        db.write_files(p.id, &[file("h2", &[3, 8, 9, 20, 21, 22])], &[])
+            .await
+            .unwrap();
+        let after = ref_ids(&db, "src/lib.rs").await;
         let lines: Vec<i64> = after.iter().map(|(_, l)| *l).collect();
-        assert_eq!(lines, [3, 8, 9]);
-        // The surviving line-3 row is one of the stored ones, not a new insert.
+        assert_eq!(lines, [3, 8, 9, 20, 21, 22]);
+        // Unchanged rows kept their ids; changed ones are new.
         assert!(before.contains(&after[0]), "{before:?} -> {after:?}");
-        let refs = db.references_to_name(p.id, "a").await.unwrap();
-        assert_eq!(refs.len(), 3);
+        assert_eq!(after[3..], before[3..]);
+        assert!(!before.iter().any(|(id, _)| *id == after[1].0));
+        assert_eq!(db.references_to_name(p.id, "a").await.unwrap().len(), 7);
         assert_eq!(
             db.files(p.id).await.unwrap()["src/lib.rs"].content_hash,
             "h2"
         );
         assert_eq!(db.symbols_by_name(p.id, "a").await.unwrap().len(), 1);
+
+        // Every line moved (a line added at the top): all rows are replaced, none stale.
+        db.write_files(p.id, &[file("h3", &[4, 9, 10, 21, 22, 23])], &[])
+            .await
+            .unwrap();
+        let moved = ref_ids(&db, "src/lib.rs").await;
+        let lines: Vec<i64> = moved.iter().map(|(_, l)| *l).collect();
+        assert_eq!(lines, [4, 9, 10, 21, 22, 23]);
+        assert_eq!(db.references_to_name(p.id, "a").await.unwrap().len(), 7);
     }
 
     #[tokio::test]
