@@ -3,6 +3,7 @@
 
 use scryer_plugin_sdk::args::Args;
 use scryer_plugin_sdk::host::{Ctx, DecisionRow, DepSym, Document, Edge, Facts, Host, Site, Sym};
+use scryer_plugin_sdk::testing::{edge, site};
 use scryer_plugin_sdk::{ErrorKind, Router, ToolError, ToolResult};
 use serde_json::{Value, json};
 
@@ -179,45 +180,6 @@ fn def(q: &str, kind: &str, file: &str, lines: (u32, u32), sig: &str, doc: Optio
         signature: sig.into(),
         docstring: doc.map(Into::into),
     }
-}
-
-fn edge(kind: &str, from: &str, to: &str, site: &str, file: &str, line: u32) -> Edge {
-    let (qualifier, name) = match to.rsplit_once("::") {
-        Some((q, n)) => (Some(q.to_string()), n.to_string()),
-        None => (None, to.to_string()),
-    };
-    Edge {
-        kind: kind.into(),
-        from_symbol: from.into(),
-        to_name: name,
-        to_qualifier: qualifier,
-        site_kind: site.into(),
-        file_path: file.into(),
-        line,
-        column: 5,
-    }
-}
-
-fn site(
-    name: &str,
-    kind: &str,
-    q: Option<&str>,
-    enclosing: &str,
-    file: &str,
-    line: u32,
-) -> (String, Site) {
-    (
-        name.into(),
-        Site {
-            file_path: file.into(),
-            line,
-            column: 1,
-            kind: kind.into(),
-            qualifier: q.map(Into::into),
-            enclosing_symbol: enclosing.into(),
-            line_text: None,
-        },
-    )
 }
 
 fn demo() -> Mem {

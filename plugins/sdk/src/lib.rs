@@ -21,6 +21,7 @@ pub mod callgraph;
 pub mod host;
 pub mod listing;
 pub mod resolve;
+pub mod testing;
 
 pub use host::{Ctx, Format, Host, Router, ToolSpec};
 
