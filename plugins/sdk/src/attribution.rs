@@ -568,19 +568,7 @@ pub fn edge_site(e: &Edge) -> Site {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym {
-        Sym {
-            name: qualified.rsplit("::").next().unwrap().into(),
-            kind: kind.into(),
-            qualified_name: qualified.into(),
-            owner: owner.map(Into::into),
-            file_path: file.into(),
-            start_line: 1,
-            end_line: 2,
-            ..Sym::default()
-        }
-    }
+    use crate::testing::def;
 
     #[test]
     fn symbol_arguments_split_into_name_and_path() {

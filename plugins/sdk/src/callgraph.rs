@@ -237,19 +237,7 @@ fn trait_item_of(names: &NameIndex, set: &[usize]) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::host::Site;
-
-    fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym {
-        Sym {
-            name: qualified.rsplit("::").next().unwrap().into(),
-            kind: kind.into(),
-            qualified_name: qualified.into(),
-            owner: owner.map(Into::into),
-            file_path: file.into(),
-            start_line: 1,
-            end_line: 2,
-            ..Sym::default()
-        }
-    }
+    use crate::testing::def;
 
     fn edge(kind: &str, from: &str, to: &str, q: Option<&str>, site: &str, file: &str) -> Edge {
         Edge {

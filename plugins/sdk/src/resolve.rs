@@ -672,20 +672,7 @@ pub fn imports_by_file(sites: &[Site]) -> HashMap<String, Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym {
-        Sym {
-            name: qualified.rsplit("::").next().unwrap().into(),
-            kind: kind.into(),
-            qualified_name: qualified.into(),
-            owner: owner.map(Into::into),
-            file_path: file.into(),
-            start_line: 1,
-            end_line: 2,
-            signature: String::new(),
-            docstring: None,
-        }
-    }
+    use crate::testing::def;
 
     fn site(file: &str, kind: &str, qualifier: Option<&str>, enclosing: &str) -> Site {
         Site {

@@ -1,7 +1,21 @@
 //! Builders for routers' native tests over an in-memory [`Host`](crate::host::Host):
 //! the index rows a test host hands out, written as briefly as a test reads them.
 
-use crate::host::{Edge, Site};
+use crate::host::{Edge, Site, Sym};
+
+/// A definition named by the last segment of `qualified`, on lines 1–2 of `file`.
+pub fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym {
+    Sym {
+        name: qualified.rsplit("::").next().unwrap_or(qualified).into(),
+        kind: kind.into(),
+        qualified_name: qualified.into(),
+        owner: owner.map(Into::into),
+        file_path: file.into(),
+        start_line: 1,
+        end_line: 2,
+        ..Sym::default()
+    }
+}
 
 /// An edge `from` → `to` written at `file:line` (column 5), `to` as `qualifier::name`
 /// or `name`, with the usage kind `site` at the call site.
