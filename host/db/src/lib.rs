@@ -8,6 +8,7 @@
 mod decisions;
 mod deps;
 mod edges;
+mod row_diff;
 mod schema;
 mod search_rows;
 mod telemetry;
@@ -124,138 +125,6 @@ pub struct Db {
     /// on a fresh connection reads every page it touches from the file again; reusing
     /// readers keeps the pages a tool call needs in memory.
     readers: Arc<Mutex<Vec<Connection>>>,
-}
-
-/// A file's symbol and reference columns after `project_id, file_id`, in insert order.
-const SYMBOL_DATA_COLUMNS: &str = "name, kind, qualified_name, owner, signature, docstring, \
-     start_line, end_line, name_line, name_column";
-const REF_DATA_COLUMNS: &str = "name, kind, line, col, qualifier, enclosing_symbol";
-
-/// Brings a re-extracted file's rows in `table` in line with `rows` (values of
-/// `columns`) by difference: stored rows that are no longer extracted are deleted, and
-/// rows already stored are dropped from `rows`, which leaves only the new ones to
-/// insert. An edit that moves no lines (the common append or in-place change) rewrites a
-/// handful of rows instead of all of them: on the largest regex-automata file, 4,000
-/// deletes and inserts with their index upkeep were ~30 ms. When most rows changed (an
-/// edit near the top moves every line after it), the file's rows are deleted at once
-/// and all inserted again, as before.
-async fn keep_unchanged(
-    conn: &Connection,
-    table: &str,
-    columns: &str,
-    file_id: i64,
-    rows: &mut Vec<Vec<Value>>,
-) -> Result<()> {
-    let width = columns.split(',').count();
-    // Two rows from the second half of the new extraction: if neither is stored, lines
-    // moved (an edit above them) and nearly everything changed, so skip reading the rest.
-    let probes = [rows.len() / 2, rows.len() * 3 / 4];
-    if !rows.is_empty() && !any_stored(conn, table, columns, file_id, rows, &probes).await? {
-        conn.execute(
-            &format!("DELETE FROM {table} WHERE file_id = ?1"),
-            (file_id,),
-        )
-        .await?;
-        return Ok(());
-    }
-    // Rows by a hash of their values; a hash match is confirmed by comparing values.
-    let mut stored: HashMap<u64, Vec<(i64, Vec<Value>)>> = HashMap::new();
-    let mut found = conn
-        .query(
-            &format!("SELECT id, {columns} FROM {table} WHERE file_id = ?1"),
-            (file_id,),
-        )
-        .await?;
-    while let Some(row) = found.next().await? {
-        let id = int(col(&row, 0)?).context("a row without an id")?;
-        let values = (1..=width)
-            .map(|i| col(&row, i))
-            .collect::<Result<Vec<Value>>>()?;
-        stored
-            .entry(row_hash(&values))
-            .or_default()
-            .push((id, values));
-    }
-    drop(found);
-    let stored_count: usize = stored.values().map(Vec::len).sum();
-    let already: Vec<bool> = rows
-        .iter()
-        .map(|r| {
-            stored.get_mut(&row_hash(r)).is_some_and(|same| {
-                match same.iter().position(|(_, v)| v == r) {
-                    Some(i) => {
-                        same.swap_remove(i);
-                        true
-                    }
-                    None => false,
-                }
-            })
-        })
-        .collect();
-    let kept = already.iter().filter(|&&k| k).count();
-    if (stored_count - kept) * 2 > stored_count {
-        // Most rows changed (lines moved): one delete by file is far cheaper than
-        // deleting row by row, and everything is inserted again.
-        conn.execute(
-            &format!("DELETE FROM {table} WHERE file_id = ?1"),
-            (file_id,),
-        )
-        .await?;
-        return Ok(());
-    }
-    let mut flags = already.into_iter();
-    rows.retain(|_| !flags.next().unwrap_or(false));
-    let mut delete = conn
-        .prepare(&format!("DELETE FROM {table} WHERE id = ?1"))
-        .await?;
-    for (id, _) in stored.into_values().flatten() {
-        delete.execute((id,)).await?;
-    }
-    Ok(())
-}
-
-/// Whether any of `rows[i]` (for `i` in `probes`) is stored for `file_id` as it is.
-async fn any_stored(
-    conn: &Connection,
-    table: &str,
-    columns: &str,
-    file_id: i64,
-    rows: &[Vec<Value>],
-    probes: &[usize],
-) -> Result<bool> {
-    // `IS` compares NULLs as equal, as the row comparison in `keep_unchanged` does.
-    let test = columns
-        .split(',')
-        .enumerate()
-        .map(|(i, c)| format!("{} IS ?{}", c.trim(), i + 2))
-        .collect::<Vec<_>>()
-        .join(" AND ");
-    let sql = format!("SELECT 1 FROM {table} WHERE file_id = ?1 AND {test} LIMIT 1");
-    for &i in probes {
-        let Some(row) = rows.get(i) else { continue };
-        let mut params = vec![Value::Integer(file_id)];
-        params.extend(row.iter().cloned());
-        if conn.query(&sql, params).await?.next().await?.is_some() {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// A hash of one row's values (for [`keep_unchanged`]'s look-up, confirmed by equality).
-fn row_hash(values: &[Value]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for v in values {
-        match v {
-            Value::Null => 0u8.hash(&mut h),
-            Value::Integer(i) => (1u8, i).hash(&mut h),
-            Value::Real(f) => (2u8, f.to_bits()).hash(&mut h),
-            Value::Text(t) => (3u8, t).hash(&mut h),
-            Value::Blob(b) => (4u8, b).hash(&mut h),
-        }
-    }
-    h.finish()
 }
 
 /// Rows inserted per statement: one multi-row `INSERT` costs far less than as many
@@ -874,9 +743,43 @@ impl Db {
                 })
                 .collect();
             if let Some(id) = previous {
-                keep_unchanged(conn, "symbol", SYMBOL_DATA_COLUMNS, id, &mut symbols).await?;
-                keep_unchanged(conn, "ref_site", REF_DATA_COLUMNS, id, &mut references).await?;
-                keep_unchanged(conn, "edge", edges::EDGE_DATA_COLUMNS, id, &mut edges).await?;
+                // How lines moved is read off the references, the densest rows.
+                let stored_refs = row_diff::stored_rows(conn, &row_diff::REF_ROWS, id).await?;
+                let shift = row_diff::LineShift::between(
+                    &row_diff::REF_ROWS,
+                    stored_refs.iter().map(|(_, v)| v.as_slice()),
+                    references.iter().map(Vec::as_slice),
+                );
+                let stored_symbols =
+                    row_diff::stored_rows(conn, &row_diff::SYMBOL_ROWS, id).await?;
+                row_diff::reconcile(
+                    conn,
+                    &row_diff::SYMBOL_ROWS,
+                    id,
+                    stored_symbols,
+                    &shift,
+                    &mut symbols,
+                )
+                .await?;
+                row_diff::reconcile(
+                    conn,
+                    &row_diff::REF_ROWS,
+                    id,
+                    stored_refs,
+                    &shift,
+                    &mut references,
+                )
+                .await?;
+                let stored_edges = row_diff::stored_rows(conn, &row_diff::EDGE_ROWS, id).await?;
+                row_diff::reconcile(
+                    conn,
+                    &row_diff::EDGE_ROWS,
+                    id,
+                    stored_edges,
+                    &shift,
+                    &mut edges,
+                )
+                .await?;
             }
             for row in symbols {
                 ins_sym.push(conn, project_id, file_id, row).await?;
@@ -1199,14 +1102,65 @@ mod tests {
         );
         assert_eq!(db.symbols_by_name(p.id, "a").await.unwrap().len(), 1);
 
-        // Every line moved (a line added at the top): all rows are replaced, none stale.
+        // Every line moved (a line added at the top): the rows are shifted in place,
+        // keeping their ids, none stale.
         db.write_files(p.id, &[file("h3", &[4, 9, 10, 21, 22, 23])], &[])
             .await
             .unwrap();
         let moved = ref_ids(&db, "src/lib.rs").await;
         let lines: Vec<i64> = moved.iter().map(|(_, l)| *l).collect();
         assert_eq!(lines, [4, 9, 10, 21, 22, 23]);
+        let ids = |rows: &[(i64, i64)]| rows.iter().map(|r| r.0).collect::<Vec<_>>();
+        assert_eq!(ids(&moved), ids(&after));
         assert_eq!(db.references_to_name(p.id, "a").await.unwrap().len(), 7);
+    }
+
+    #[tokio::test]
+    async fn lines_inserted_inside_a_symbol_move_its_end_and_the_rows_below() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db.register_project("/work/demo", None).await.unwrap();
+        let outer = |end| SymbolRow {
+            end_line: end,
+            ..sym("outer", 1)
+        };
+        let refs = |lines: &[(&str, u32)]| lines.iter().map(|&(n, l)| reference(n, l)).collect();
+        let before = write(
+            "src/lib.rs",
+            "h1",
+            vec![outer(10), sym("below", 12)],
+            refs(&[("b", 2), ("c", 5), ("d", 8), ("e", 13)]),
+        );
+        db.write_files(p.id, &[before], &[]).await.unwrap();
+        let ids_before = ref_ids(&db, "src/lib.rs").await;
+        // Two lines inserted after line 5, one of them a new use of `x`.
+        let after = write(
+            "src/lib.rs",
+            "h2",
+            vec![outer(12), sym("below", 14)],
+            refs(&[("b", 2), ("c", 5), ("x", 6), ("d", 10), ("e", 15)]),
+        );
+        db.write_files(p.id, &[after], &[]).await.unwrap();
+
+        let spans = |name: &'static str| {
+            let db = db.clone();
+            async move {
+                let s = &db.symbols_by_name(p.id, name).await.unwrap()[0];
+                (s.start_line, s.end_line, s.name_line)
+            }
+        };
+        assert_eq!(spans("outer").await, (1, 12, 1));
+        assert_eq!(spans("below").await, (14, 16, 14));
+        let ids_after = ref_ids(&db, "src/lib.rs").await;
+        let lines: Vec<i64> = ids_after.iter().map(|r| r.1).collect();
+        assert_eq!(lines, [2, 5, 6, 10, 15]);
+        // Only the new use is a new row; the others were shifted where they stand.
+        let ids = |rows: &[(i64, i64)]| rows.iter().map(|r| r.0).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&ids_before),
+            ids(&[&ids_after[..2], &ids_after[3..]].concat())
+        );
+        assert!(!ids_before.iter().any(|r| r.0 == ids_after[2].0));
     }
 
     #[tokio::test]

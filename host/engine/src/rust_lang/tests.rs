@@ -973,6 +973,9 @@ fn an_edited_file_reparsed_from_its_kept_tree_extracts_as_from_scratch() {
         FIXTURE.replacen("use std::fmt", "// added\nuse std::fmt", 1),
         // an item renamed in the middle
         FIXTURE.replacen("fn user()", "fn renamed_user()", 1),
+        // a line added at the top and one at the end (two edits at once)
+        format!("// top\n{FIXTURE}\nfn appended() {{}}\n"),
+        FIXTURE.to_string(),
         // a tail cut off, then the whole text back
         FIXTURE[..FIXTURE.len() / 2].to_string(),
         FIXTURE.to_string(),
@@ -989,15 +992,25 @@ fn an_edited_file_reparsed_from_its_kept_tree_extracts_as_from_scratch() {
 }
 
 #[test]
-fn the_edit_between_two_texts_spans_what_differs() {
-    let e = edit_between("ab\ncd\nef", "ab\nXYZ\nef");
-    assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (3, 5, 6));
-    assert_eq!(e.start_position, Point::new(1, 0));
-    assert_eq!(e.old_end_position, Point::new(1, 2));
-    assert_eq!(e.new_end_position, Point::new(1, 3));
-    let same = edit_between("abc", "abc");
+fn edits_between_two_texts_are_one_per_changed_run_of_lines() {
+    let e = edits_between("ab\ncd\nef", "ab\nXYZ\nef");
+    assert_eq!(e.len(), 1);
     assert_eq!(
-        (same.start_byte, same.old_end_byte, same.new_end_byte),
-        (3, 3, 3)
+        (e[0].start_byte, e[0].old_end_byte, e[0].new_end_byte),
+        (3, 6, 7)
     );
+    assert_eq!(e[0].start_position, Point::new(1, 0));
+    assert_eq!(e[0].old_end_position, Point::new(2, 0));
+    assert_eq!(e[0].new_end_position, Point::new(2, 0));
+    assert!(edits_between("abc", "abc").is_empty());
+    // A line added at the top and one at the end: two edits, the second in the
+    // coordinates the first left.
+    let e = edits_between("a\nb\n", "top\na\nb\nend\n");
+    let spans: Vec<_> = e
+        .iter()
+        .map(|e| (e.start_byte, e.old_end_byte, e.new_end_byte))
+        .collect();
+    assert_eq!(spans, [(0, 0, 4), (8, 8, 12)]);
+    assert_eq!(e[1].start_position, Point::new(3, 0));
+    assert_eq!(e[1].new_end_position, Point::new(4, 0));
 }
