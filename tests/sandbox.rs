@@ -50,6 +50,16 @@ async fn an_infinite_loop_hits_the_cpu_deadline() {
 }
 
 #[tokio::test]
+async fn time_in_host_calls_does_not_count_against_the_cpu_deadline() {
+    let s = hostile().await;
+    // A second of host calls against a 300 ms CPU deadline.
+    let (text, is_error) = s.call("host_bound", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(text.contains(" host calls, "), "{text}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn a_memory_bomb_hits_the_memory_cap() {
     let s = hostile().await;
     misbehaves_then_recovers(&s, "bomb", "exceeded its memory cap of 32 MiB").await;

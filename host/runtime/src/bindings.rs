@@ -22,6 +22,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::{CallScope, HostServices};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 pub mod v0_2 {
     wasmtime::component::bindgen!({
@@ -184,6 +185,19 @@ pub struct CallState {
     pub(crate) limits: wasmtime::StoreLimits,
     pub(crate) host: Arc<dyn HostServices>,
     pub(crate) scope: CallScope,
+    /// Time spent in host calls so far: it does not count against the router's CPU
+    /// deadline (a host call may wait, e.g. for a search index still being built).
+    pub(crate) host_time: Duration,
+}
+
+impl CallState {
+    /// Runs one host call, adding its time to [`CallState::host_time`].
+    fn in_host<R>(&mut self, call: impl FnOnce(&dyn HostServices, &CallScope) -> R) -> R {
+        let started = Instant::now();
+        let result = call(&*self.host, &self.scope);
+        self.host_time += started.elapsed();
+        result
+    }
 }
 
 impl WasiView for CallState {
@@ -199,15 +213,14 @@ impl types::Host for CallState {}
 
 impl index::Host for CallState {
     fn symbols_by_name(&mut self, name: String) -> Result<Vec<index::Symbol>, types::CallError> {
-        self.host.symbols_by_name(&self.scope, &name)
+        self.in_host(|host, scope| host.symbols_by_name(scope, &name))
     }
 
     fn symbols_by_qualified_name(
         &mut self,
         qualified_name: String,
     ) -> Result<Vec<index::Symbol>, types::CallError> {
-        self.host
-            .symbols_by_qualified_name(&self.scope, &qualified_name)
+        self.in_host(|host, scope| host.symbols_by_qualified_name(scope, &qualified_name))
     }
 
     fn references_to_name(
@@ -215,34 +228,33 @@ impl index::Host for CallState {
         name: String,
         with_line_text: bool,
     ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
-        self.host
-            .references_to_name(&self.scope, &name, with_line_text)
+        self.in_host(|host, scope| host.references_to_name(scope, &name, with_line_text))
     }
 
     fn file_symbols(&mut self, file_path: String) -> Result<Vec<index::Symbol>, types::CallError> {
-        self.host.file_symbols(&self.scope, &file_path)
+        self.in_host(|host, scope| host.file_symbols(scope, &file_path))
     }
 
     fn file_has_parse_errors(&mut self, file_path: String) -> Result<bool, types::CallError> {
-        self.host.file_has_parse_errors(&self.scope, &file_path)
+        self.in_host(|host, scope| host.file_has_parse_errors(scope, &file_path))
     }
 
     fn facts(&mut self) -> Result<index::IndexFacts, types::CallError> {
-        self.host.index_facts(&self.scope)
+        self.in_host(|host, scope| host.index_facts(scope))
     }
 
     fn edges_from(&mut self, qualified_name: String) -> Result<Vec<index::Edge>, types::CallError> {
-        self.host.edges_from(&self.scope, &qualified_name)
+        self.in_host(|host, scope| host.edges_from(scope, &qualified_name))
     }
 
     fn edges_to(&mut self, name: String) -> Result<Vec<index::Edge>, types::CallError> {
-        self.host.edges_to(&self.scope, &name)
+        self.in_host(|host, scope| host.edges_to(scope, &name))
     }
 }
 
 impl dependencies::Host for CallState {
     fn locked_crates(&mut self) -> Result<Vec<dependencies::LockedCrate>, types::CallError> {
-        self.host.locked_crates(&self.scope)
+        self.in_host(|host, scope| host.locked_crates(scope))
     }
 
     fn crate_symbols(
@@ -250,8 +262,7 @@ impl dependencies::Host for CallState {
         crate_name: String,
         version: Option<String>,
     ) -> Result<Vec<dependencies::DependencySymbol>, types::CallError> {
-        self.host
-            .crate_symbols(&self.scope, &crate_name, version.as_deref())
+        self.in_host(|host, scope| host.crate_symbols(scope, &crate_name, version.as_deref()))
     }
 
     fn symbols_by_name(
@@ -259,8 +270,9 @@ impl dependencies::Host for CallState {
         name: String,
         crate_name: Option<String>,
     ) -> Result<Vec<dependencies::DependencySymbol>, types::CallError> {
-        self.host
-            .dependency_symbols_by_name(&self.scope, &name, crate_name.as_deref())
+        self.in_host(|host, scope| {
+            host.dependency_symbols_by_name(scope, &name, crate_name.as_deref())
+        })
     }
 }
 
@@ -273,34 +285,29 @@ impl search::Host for CallState {
         offset: u32,
         limit: u32,
     ) -> Result<search::SearchPage, types::CallError> {
-        self.host.search(
-            &self.scope,
-            &query,
-            scope,
-            crate_name.as_deref(),
-            offset,
-            limit,
-        )
+        self.in_host(|host, call| {
+            host.search(call, &query, scope, crate_name.as_deref(), offset, limit)
+        })
     }
 }
 
 impl docs::Host for CallState {
     fn list_documents(&mut self, dir: String) -> Result<Vec<docs::Document>, types::CallError> {
-        self.host.list_documents(&self.scope, &dir)
+        self.in_host(|host, scope| host.list_documents(scope, &dir))
     }
 
     fn decision_rows(&mut self) -> Result<Vec<docs::DecisionRow>, types::CallError> {
-        self.host.decision_rows(&self.scope)
+        self.in_host(|host, scope| host.decision_rows(scope))
     }
 }
 
 impl docs_write::Host for CallState {
     fn insert_decision_row(&mut self, row: docs::DecisionRow) -> Result<(), types::CallError> {
-        self.host.insert_decision_row(&self.scope, row)
+        self.in_host(|host, scope| host.insert_decision_row(scope, row))
     }
 
     fn delete_decision_rows(&mut self, number: u32) -> Result<u32, types::CallError> {
-        self.host.delete_decision_rows(&self.scope, number)
+        self.in_host(|host, scope| host.delete_decision_rows(scope, number))
     }
 
     fn create_decision_file(
@@ -308,12 +315,11 @@ impl docs_write::Host for CallState {
         file_name: String,
         text: String,
     ) -> Result<(), types::CallError> {
-        self.host
-            .create_decision_file(&self.scope, &file_name, &text)
+        self.in_host(|host, scope| host.create_decision_file(scope, &file_name, &text))
     }
 
     fn delete_decision_file(&mut self, file_name: String) -> Result<(), types::CallError> {
-        self.host.delete_decision_file(&self.scope, &file_name)
+        self.in_host(|host, scope| host.delete_decision_file(scope, &file_name))
     }
 }
 
@@ -324,26 +330,25 @@ impl files::Host for CallState {
         start_line: u32,
         end_line: u32,
     ) -> Result<Vec<String>, types::CallError> {
-        self.host
-            .read_lines(&self.scope, &file_path, start_line, end_line)
+        self.in_host(|host, scope| host.read_lines(scope, &file_path, start_line, end_line))
     }
 }
 
 impl tokens::Host for CallState {
     fn count(&mut self, text: String) -> u32 {
-        self.host.count_tokens(&text)
+        self.in_host(|host, _| host.count_tokens(&text))
     }
 }
 
 impl log::Host for CallState {
     fn log(&mut self, level: log::Level, message: String) {
-        self.host.log(&self.scope, level, &message)
+        self.in_host(|host, scope| host.log(scope, level, &message))
     }
 }
 
 impl projects::Host for CallState {
     fn list_all(&mut self) -> Result<Vec<projects::ProjectStatus>, types::CallError> {
-        self.host.list_projects(&self.scope)
+        self.in_host(|host, scope| host.list_projects(scope))
     }
 
     fn index_workspace(
@@ -351,22 +356,22 @@ impl projects::Host for CallState {
         path: String,
         wait_ms: u32,
     ) -> Result<projects::ProjectStatus, types::CallError> {
-        self.host.index_workspace(&self.scope, &path, wait_ms)
+        self.in_host(|host, scope| host.index_workspace(scope, &path, wait_ms))
     }
 
     fn status(&mut self, project: String) -> Result<projects::ProjectStatus, types::CallError> {
-        self.host.project_status(&self.scope, &project)
+        self.in_host(|host, scope| host.project_status(scope, &project))
     }
 
     fn switch_active(
         &mut self,
         project: String,
     ) -> Result<projects::ProjectStatus, types::CallError> {
-        self.host.switch_active_project(&self.scope, &project)
+        self.in_host(|host, scope| host.switch_active_project(scope, &project))
     }
 
     fn delete(&mut self, project: String) -> Result<projects::ProjectStatus, types::CallError> {
-        self.host.delete_project(&self.scope, &project)
+        self.in_host(|host, scope| host.delete_project(scope, &project))
     }
 
     fn usage(
@@ -374,8 +379,7 @@ impl projects::Host for CallState {
         project: Option<String>,
         since_hours: Option<u32>,
     ) -> Result<Vec<projects::ToolUsage>, types::CallError> {
-        self.host
-            .usage(&self.scope, project.as_deref(), since_hours)
+        self.in_host(|host, scope| host.usage(scope, project.as_deref(), since_hours))
     }
 }
 
@@ -386,14 +390,15 @@ impl git::Host for CallState {
         commit_limit: u32,
         change_limit: u32,
     ) -> Result<Option<git::RepoState>, types::CallError> {
-        self.host
-            .git_state(&self.scope, project.as_deref(), commit_limit, change_limit)
+        self.in_host(|host, scope| {
+            host.git_state(scope, project.as_deref(), commit_limit, change_limit)
+        })
     }
 }
 
 impl catalog::Host for CallState {
     fn list_projects(&mut self) -> Result<Vec<catalog::ProjectEntry>, types::CallError> {
-        self.host.catalog_projects(&self.scope)
+        self.in_host(|host, scope| host.catalog_projects(scope))
     }
 
     fn read_text(
@@ -402,8 +407,7 @@ impl catalog::Host for CallState {
         path: String,
         max_bytes: u32,
     ) -> Result<Option<String>, types::CallError> {
-        self.host
-            .catalog_read_text(&self.scope, &project, &path, max_bytes)
+        self.in_host(|host, scope| host.catalog_read_text(scope, &project, &path, max_bytes))
     }
 
     fn grep(
@@ -412,7 +416,7 @@ impl catalog::Host for CallState {
         query: String,
         limit: u32,
     ) -> Result<catalog::TextMatches, types::CallError> {
-        self.host.catalog_grep(&self.scope, &project, &query, limit)
+        self.in_host(|host, scope| host.catalog_grep(scope, &project, &query, limit))
     }
 }
 

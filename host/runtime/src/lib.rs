@@ -24,7 +24,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use wasmtime::component::{Component, ResourceTable};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
+    UpdateDeadline,
+};
 use wasmtime_wasi::WasiCtxBuilder;
 
 pub use bindings::WitVersion;
@@ -567,11 +570,22 @@ impl Runtime {
                 limits: limits_for_call.store_limits(),
                 host,
                 scope,
+                host_time: Duration::ZERO,
             };
             let mut store = Store::new(&engine, state);
             store.limiter(|s| &mut s.limits);
+            // The deadline is in epoch ticks, which are wall time; when it is reached,
+            // time spent in host calls is given back, so only the router's own work
+            // counts against its CPU deadline.
+            let started = Instant::now();
             store.set_epoch_deadline(limits_for_call.deadline_ticks());
-            store.epoch_deadline_trap();
+            store.epoch_deadline_callback(move |store| {
+                let own = started.elapsed().saturating_sub(store.data().host_time);
+                match limits_for_call.ticks_left(own) {
+                    Some(ticks) => Ok(UpdateDeadline::Continue(ticks)),
+                    None => Err(Trap::Interrupt.into()),
+                }
+            });
             let instance = pre.instantiate(&mut store)?;
             f(&instance, &mut store)
         });

@@ -107,6 +107,17 @@ impl Limits {
         (self.cpu_deadline.as_nanos().div_ceil(tick)).max(1) as u64
     }
 
+    /// Epoch ticks left before the CPU deadline after `used` of it, rounded up; `None`
+    /// once it is spent.
+    pub fn ticks_left(&self, used: Duration) -> Option<u64> {
+        let left = self
+            .cpu_deadline
+            .checked_sub(used)
+            .filter(|d| !d.is_zero())?;
+        let tick = self.epoch_tick.as_nanos().max(1);
+        Some((left.as_nanos().div_ceil(tick)).max(1) as u64)
+    }
+
     /// The store limiter for one call.
     pub fn store_limits(&self) -> wasmtime::StoreLimits {
         wasmtime::StoreLimitsBuilder::new()
@@ -142,6 +153,16 @@ mod tests {
         assert_eq!(l.max_answer_bytes, 4 * 1024 * 1024);
         assert_eq!(l.deadline_ticks(), 500);
         l.validate().unwrap();
+    }
+
+    #[test]
+    fn ticks_left_count_what_remains_of_the_cpu_deadline() {
+        let l = Limits::default();
+        assert_eq!(l.ticks_left(Duration::ZERO), Some(500));
+        assert_eq!(l.ticks_left(Duration::from_millis(4_995)), Some(1));
+        assert_eq!(l.ticks_left(Duration::from_millis(4_999)), Some(1));
+        assert_eq!(l.ticks_left(Duration::from_secs(5)), None);
+        assert_eq!(l.ticks_left(Duration::from_secs(9)), None);
     }
 
     #[test]
