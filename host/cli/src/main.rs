@@ -9,6 +9,13 @@ use scryer_runtime::{Grants, Limits};
 use scryer_server::contract::{AlwaysLoad, Profile};
 use scryer_server::{Format, PluginSource, Server, ServerConfig, SessionOptions};
 
+/// mimalloc instead of glibc's allocator: the daemon builds large transient structures
+/// (a dependency crate's parse, a search index writer's arenas) and glibc kept the freed
+/// memory in per-thread arenas, so the process never shrank back (see
+/// docs/learnings/memory.md for the side-by-side numbers).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod daemon;
 mod doctor;
 mod init;

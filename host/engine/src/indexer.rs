@@ -313,6 +313,7 @@ fn parse_changed(
     files: &[SourceFile],
     stored: &HashMap<String, String>,
     progress: &Progress,
+    extent: Extent,
 ) -> Vec<FileWrite> {
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
@@ -330,7 +331,14 @@ fn parse_changed(
                         if let Ok(bytes) = std::fs::read(&file.abs) {
                             let hash = content_hash(&bytes);
                             if stored.get(&file.rel) != Some(&hash) {
-                                out.push(parse_file(file, &bytes, hash, false));
+                                let mut write = parse_file(file, &bytes, hash, false);
+                                if extent == Extent::DefinitionsOnly {
+                                    // Dropped file by file: a chunk of a crate such as
+                                    // windows-sys holds over a million references.
+                                    write.references = Vec::new();
+                                    write.edges = Vec::new();
+                                }
+                                out.push(write);
                             }
                         }
                         progress.done.fetch_add(1, Ordering::Relaxed);
@@ -442,16 +450,10 @@ async fn run(
     while start < files.len() || first_write {
         let end = (start + chunk).min(files.len());
         let (files_c, stored_c, progress_c) = (files.clone(), stored.clone(), progress.clone());
-        let mut writes = tokio::task::spawn_blocking(move || {
-            parse_changed(&files_c[start..end], &stored_c, &progress_c)
+        let writes = tokio::task::spawn_blocking(move || {
+            parse_changed(&files_c[start..end], &stored_c, &progress_c, extent)
         })
         .await?;
-        if extent == Extent::DefinitionsOnly {
-            for w in &mut writes {
-                w.references.clear();
-                w.edges.clear();
-            }
-        }
         report.files_parsed += writes.len();
         report.parse_failures += writes.iter().filter(|w| w.parse_errors).count();
         report.symbols_written += writes.iter().map(|w| w.symbols.len()).sum::<usize>();
