@@ -85,7 +85,8 @@ async fn insert_tool_calls(conn: &turso::Connection, rows: &[ToolCallRow]) -> tu
         params.extend([
             turso::Value::Integer(c.at_ms),
             turso::Value::Text(c.session.clone()),
-            c.project_id.map_or(turso::Value::Null, turso::Value::Integer),
+            c.project_id
+                .map_or(turso::Value::Null, turso::Value::Integer),
             turso::Value::Text(c.tool.clone()),
             turso::Value::Integer(i64::from(c.response_tokens)),
             turso::Value::Integer(i64::from(c.truncated)),

@@ -62,7 +62,10 @@ mod tests {
             .join("\n");
         let (s, cut, tokens) = enforce(body, Some(100));
         assert!(cut);
-        assert_eq!(tokens, None, "the cut answer is counted by whoever needs it");
+        assert_eq!(
+            tokens, None,
+            "the cut answer is counted by whoever needs it"
+        );
         assert!(tokens::count(&s) <= 100, "{} tokens", tokens::count(&s));
         assert!(s.contains("max_tokens=200"));
         assert!(s.starts_with("line number 0\n"));

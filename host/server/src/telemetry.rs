@@ -80,11 +80,7 @@ async fn write_rows(db: Db, mut rows: mpsc::Receiver<PendingRow>) {
     let mut batch: Vec<ToolCallRow> = Vec::new();
     let mut pending: Vec<PendingRow> = Vec::new();
     // Ends when the recorder is dropped and every queued row is written.
-    while rows
-        .recv_many(&mut pending, MAX_TOOL_CALLS_PER_WRITE)
-        .await
-        > 0
-    {
+    while rows.recv_many(&mut pending, MAX_TOOL_CALLS_PER_WRITE).await > 0 {
         batch.extend(pending.drain(..).map(|p| {
             let mut row = p.row;
             if let Some(text) = p.count_text {
