@@ -65,10 +65,13 @@ pub struct ProjectManager {
 /// generation and while no run is writing, like `facts`.
 #[derive(Default)]
 pub struct NameRows {
-    entries: HashMap<(i64, String), (u64, Arc<Vec<RefRow>>)>,
+    /// (project, name) → (generation read at, rows).
+    entries: HashMap<(i64, String), CachedRows>,
     /// Rows held in all entries: past [`MAX_CACHED_USAGE_ROWS`] the cache starts over.
     rows: usize,
 }
+
+type CachedRows = (u64, Arc<Vec<RefRow>>);
 
 /// About 30 MB of rows on tokio-sized projects at most.
 const MAX_CACHED_USAGE_ROWS: usize = 200_000;
