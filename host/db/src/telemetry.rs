@@ -37,6 +37,67 @@ pub struct ToolCallRow {
     pub is_error: bool,
 }
 
+/// Rows written in one statement at most (8 parameters each).
+pub const MAX_TOOL_CALLS_PER_WRITE: usize = 256;
+
+/// Writes tool-call rows on its own connection; see [`Db::telemetry_writer`].
+pub struct TelemetryWriter {
+    conn: turso::Connection,
+}
+
+/// Why a write of tool-call rows did not happen.
+#[derive(Debug)]
+pub enum TelemetryWriteError {
+    /// Another connection holds the write lock: try again later.
+    Busy,
+    Failed(anyhow::Error),
+}
+
+impl TelemetryWriter {
+    /// Writes `rows` (at most [`MAX_TOOL_CALLS_PER_WRITE`]) in one statement, or none.
+    pub async fn write(&self, rows: &[ToolCallRow]) -> Result<(), TelemetryWriteError> {
+        insert_tool_calls(&self.conn, rows)
+            .await
+            .map_err(|e| match e {
+                turso::Error::Busy(_) | turso::Error::BusySnapshot(_) => TelemetryWriteError::Busy,
+                other => TelemetryWriteError::Failed(other.into()),
+            })
+    }
+}
+
+/// One multi-row INSERT: atomic without an explicit transaction.
+async fn insert_tool_calls(conn: &turso::Connection, rows: &[ToolCallRow]) -> turso::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let placeholders: Vec<String> = (0..rows.len())
+        .map(|i| {
+            let p: Vec<String> = (1..=8).map(|k| format!("?{}", i * 8 + k)).collect();
+            format!("({})", p.join(", "))
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO tool_call (at_ms, session, project_id, tool, response_tokens, truncated, latency_ms, is_error) VALUES {}",
+        placeholders.join(", ")
+    );
+    let mut params = Vec::with_capacity(rows.len() * 8);
+    for c in rows {
+        params.extend([
+            turso::Value::Integer(c.at_ms),
+            turso::Value::Text(c.session.clone()),
+            c.project_id
+                .map_or(turso::Value::Null, turso::Value::Integer),
+            turso::Value::Text(c.tool.clone()),
+            turso::Value::Integer(i64::from(c.response_tokens)),
+            turso::Value::Integer(i64::from(c.truncated)),
+            turso::Value::Integer(i64::from(c.latency_ms)),
+            turso::Value::Integer(i64::from(c.is_error)),
+        ]);
+    }
+    conn.execute(&sql, params).await?;
+    Ok(())
+}
+
 /// Usage of one tool over a window; serialized as is in the daemon's `usage` answer.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolUsageRow {
@@ -122,24 +183,19 @@ impl Db {
 
     pub async fn record_tool_call(&self, c: &ToolCallRow) -> Result<()> {
         let conn = self.connect().await?;
-        conn.execute(
-            "INSERT INTO tool_call (at_ms, session, project_id, tool, response_tokens, truncated, latency_ms, is_error) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            vec![
-                turso::Value::Integer(c.at_ms),
-                turso::Value::Text(c.session.clone()),
-                c.project_id.map_or(turso::Value::Null, turso::Value::Integer),
-                turso::Value::Text(c.tool.clone()),
-                turso::Value::Integer(i64::from(c.response_tokens)),
-                turso::Value::Integer(i64::from(c.truncated)),
-                turso::Value::Integer(i64::from(c.latency_ms)),
-                turso::Value::Integer(i64::from(c.is_error)),
-            ],
-        )
-        .await?;
+        insert_tool_calls(&conn, std::slice::from_ref(c)).await?;
         Ok(())
     }
 
+    /// A connection for [`TelemetryWriter::write`]: one writer keeps it for its life.
+    pub async fn telemetry_writer(&self) -> Result<TelemetryWriter> {
+        let conn = self.connect().await?;
+        // A turso statement waiting out a busy lock re-polls at once until the timeout
+        // (measured: up to 100 ms of a core per row while another write committed).
+        // The writer sleeps between attempts instead, so it asks not to wait here.
+        conn.busy_timeout(std::time::Duration::ZERO)?;
+        Ok(TelemetryWriter { conn })
+    }
     /// Calls since `since_ms` (all when `None`), for one project or all, in time order.
     pub async fn tool_calls(
         &self,
@@ -280,5 +336,31 @@ mod tests {
         assert_eq!(db.tool_calls(None, None).await.unwrap().len(), 2);
         assert_eq!(db.tool_calls(None, Some(15)).await.unwrap()[0].tool, "b");
         assert_eq!(db.tool_calls(Some(1), None).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_writer_writes_batches_and_says_busy_instead_of_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let writer = db.telemetry_writer().await.unwrap();
+        let batch: Vec<ToolCallRow> = (0..MAX_TOOL_CALLS_PER_WRITE as i64)
+            .map(|i| call(i, "s", "a", i as u32, 1))
+            .collect();
+        writer.write(&batch).await.unwrap();
+        assert_eq!(db.tool_calls(None, None).await.unwrap(), batch);
+
+        // Another connection holds the write lock: the writer returns at once.
+        let other = db.connect().await.unwrap();
+        other.execute("BEGIN IMMEDIATE", ()).await.unwrap();
+        let started = std::time::Instant::now();
+        let late = [call(1000, "s", "b", 1, 1)];
+        assert!(matches!(
+            writer.write(&late).await,
+            Err(TelemetryWriteError::Busy)
+        ));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        other.execute("COMMIT", ()).await.unwrap();
+        writer.write(&late).await.unwrap();
+        assert_eq!(db.tool_calls(None, Some(1000)).await.unwrap(), late);
     }
 }

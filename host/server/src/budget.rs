@@ -6,14 +6,15 @@
 
 use crate::tokens;
 
-/// The answer within `budget` tokens, cut and marked if it was over. Returns the text
-/// and whether it was cut.
-pub fn enforce(body: String, budget: Option<u32>) -> (String, bool) {
+/// The answer within `budget` tokens, cut and marked if it was over. Returns the text,
+/// whether it was cut, and its token count when it was counted whole (within budget).
+pub fn enforce(body: String, budget: Option<u32>) -> (String, bool, Option<u32>) {
     let Some(budget) = budget else {
-        return (body, false);
+        return (body, false, None);
     };
-    if tokens::count(&body) <= budget {
-        return (body, false);
+    let whole = tokens::count(&body);
+    if whole <= budget {
+        return (body, false, Some(whole));
     }
     let note = format!(
         "\n…[cut by scryer: the answer exceeded max_tokens={budget}; call again with max_tokens={} or no_truncate=true]",
@@ -36,7 +37,7 @@ pub fn enforce(body: String, budget: Option<u32>) -> (String, bool) {
         }
     }
     let cut_at = if lo == 0 { 0 } else { boundaries[lo - 1] };
-    (format!("{}{note}", &body[..cut_at]), true)
+    (format!("{}{note}", &body[..cut_at]), true, None)
 }
 
 #[cfg(test)]
@@ -45,10 +46,12 @@ mod tests {
 
     #[test]
     fn answers_within_budget_pass_untouched() {
-        let (s, cut) = enforce("a,b,c".into(), Some(100));
+        let (s, cut, tokens) = enforce("a,b,c".into(), Some(100));
         assert_eq!((s.as_str(), cut), ("a,b,c", false));
-        let (_, cut) = enforce("x ".repeat(5000), None);
+        assert_eq!(tokens, Some(tokens::count("a,b,c")));
+        let (_, cut, tokens) = enforce("x ".repeat(5000), None);
         assert!(!cut);
+        assert_eq!(tokens, None);
     }
 
     #[test]
@@ -57,8 +60,12 @@ mod tests {
             .map(|i| format!("line number {i}"))
             .collect::<Vec<_>>()
             .join("\n");
-        let (s, cut) = enforce(body, Some(100));
+        let (s, cut, tokens) = enforce(body, Some(100));
         assert!(cut);
+        assert_eq!(
+            tokens, None,
+            "the cut answer is counted by whoever needs it"
+        );
         assert!(tokens::count(&s) <= 100, "{} tokens", tokens::count(&s));
         assert!(s.contains("max_tokens=200"));
         assert!(s.starts_with("line number 0\n"));

@@ -19,6 +19,8 @@ use crate::{Format, Server, budget};
 struct Measured {
     project_id: Option<i64>,
     truncated: bool,
+    /// The answer's tokens, when the budget check counted them.
+    response_tokens: Option<u32>,
 }
 
 /// A tool's answer: the text to send and whether it is an error.
@@ -100,18 +102,26 @@ impl Server {
         let outcome = self
             .answer_tool_call(session_id, name, arguments, &mut measured)
             .await;
-        if crate::telemetry::enabled() && self.registry.tool(name).is_some() {
+        if let Some(recorder) = &self.core.telemetry
+            && self.registry.tool(name).is_some()
+        {
             let row = scryer_db::ToolCallRow {
                 at_ms: crate::telemetry::now_ms(),
                 session: crate::telemetry::session_key(session_id),
                 project_id: measured.project_id,
                 tool: name.to_string(),
-                response_tokens: crate::tokens::count(&outcome.text),
+                response_tokens: measured.response_tokens.unwrap_or(0),
                 truncated: measured.truncated,
                 latency_ms: started.elapsed().as_millis().min(u128::from(u32::MAX)) as u32,
                 is_error: outcome.is_error,
             };
-            crate::telemetry::record(&self.core, row);
+            // Counting an answer's tokens takes as long as a small call: the writer
+            // counts the ones the budget check did not.
+            let count_text = measured
+                .response_tokens
+                .is_none()
+                .then(|| outcome.text.clone());
+            recorder.record(crate::telemetry::PendingRow { row, count_text });
         }
         outcome
     }
@@ -259,8 +269,9 @@ impl Server {
                 } else {
                     add_notes(result.body, &notes)
                 };
-                let (text, cut) = budget::enforce(body, budget);
+                let (text, cut, tokens) = budget::enforce(body, budget);
                 measured.truncated = cut || router_truncated;
+                measured.response_tokens = tokens;
                 CallOutcome {
                     text,
                     is_error: false,

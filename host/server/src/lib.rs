@@ -120,6 +120,8 @@ pub struct Core {
     pub(crate) handle: tokio::runtime::Handle,
     pub(crate) first_query_wait: Duration,
     pub(crate) search: search_cache::SearchCache,
+    /// Writes telemetry rows; `None` when telemetry is off.
+    pub(crate) telemetry: Option<telemetry::Recorder>,
 }
 
 impl Core {
@@ -227,11 +229,14 @@ impl Server {
     ) -> Result<Server> {
         tokio::task::spawn_blocking(tokens::warm_up).await?;
         let db = Db::open(&config.db_path).await?;
+        let db_for_telemetry = db.clone();
         let projects = projects::ProjectManager::new(db);
         let watcher = config
             .watch_files
             .then(|| watcher::ProjectWatcher::start(projects.clone()));
+        let telemetry = telemetry::enabled().then(|| telemetry::Recorder::start(db_for_telemetry));
         let core = Arc::new(Core {
+            telemetry,
             watcher,
             projects,
             sessions: Mutex::new(HashMap::new()),

@@ -49,6 +49,7 @@ impl HostImpl {
         }
         self.block(self.core.projects.db().delete_project(p.id))
             .map_err(internal)?;
+        self.core.projects.forget_index(p.id);
         self.core.forget_project(p.id);
         Ok(last)
     }

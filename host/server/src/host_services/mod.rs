@@ -182,14 +182,14 @@ impl HostServices for HostImpl {
     ) -> Result<Vec<ReferenceSite>, CallError> {
         let p = self.project(scope)?;
         let rows = self
-            .block(self.core.projects.db().references_to_name(p.id, name))
+            .block(self.core.projects.references_to_name(p.id, name))
             .map_err(internal)?;
         // Read each file once, keeping only the lines asked for.
         let mut texts: HashMap<(String, u32), String> = HashMap::new();
         if with_line_text {
             let root = PathBuf::from(&p.root);
             let mut wanted: HashMap<&str, Vec<u32>> = HashMap::new();
-            for r in &rows {
+            for r in rows.iter() {
                 wanted.entry(&r.file_path).or_default().push(r.line);
             }
             for (file, mut lines) in wanted {
@@ -210,16 +210,16 @@ impl HostServices for HostImpl {
             }
         }
         Ok(rows
-            .into_iter()
+            .iter()
             .map(|r| {
                 let line_text = texts.remove(&(r.file_path.clone(), r.line));
                 ReferenceSite {
-                    file_path: r.file_path,
+                    file_path: r.file_path.clone(),
                     line: r.line,
                     column: r.column,
-                    kind: r.kind,
-                    qualifier: r.qualifier,
-                    enclosing_symbol: r.enclosing_symbol,
+                    kind: r.kind.clone(),
+                    qualifier: r.qualifier.clone(),
+                    enclosing_symbol: r.enclosing_symbol.clone(),
                     line_text,
                 }
             })
