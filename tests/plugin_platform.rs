@@ -100,7 +100,11 @@ async fn an_ungranted_capability_is_refused_at_load_and_granting_it_makes_the_to
 
     let granted = plugin_ok(cfg.path(), &["grant", "hostile", "tokens"]);
     assert!(granted.contains("has everything it needs"), "{granted}");
-    assert!(installed_line(cfg.path(), "hostile").contains("ok [tokens]"));
+    let line = installed_line(cfg.path(), "hostile");
+    assert!(
+        line.contains(", ok, ") && line.contains("[tokens] (installed"),
+        "{line}"
+    );
     let s = Scryer::with_config_dir(cfg.path()).await;
     let (answer, is_error) = s.call("ok", json!({})).await;
     assert!(!is_error && answer == "ok, 2 tokens", "{answer}");
