@@ -383,6 +383,23 @@ impl Db {
 
     async fn migrate(&self) -> Result<()> {
         let conn = self.connect().await?;
+        // One transaction: a fresh database's schema is one commit (one fsync) instead of
+        // one per statement, and a crash leaves no half-applied schema.
+        conn.execute("BEGIN IMMEDIATE", ()).await?;
+        let result = Self::migrate_in(&conn).await;
+        match result {
+            Ok(()) => {
+                conn.execute("COMMIT", ()).await?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = conn.execute("ROLLBACK", ()).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn migrate_in(conn: &Connection) -> Result<()> {
         for stmt in schema::all_statements() {
             conn.execute(stmt, ()).await.with_context(|| {
                 format!("applying schema: {}", stmt.lines().next().unwrap_or(stmt))

@@ -5,6 +5,7 @@
 //! finishes, so an interrupted run is visible as such.
 
 use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -18,7 +19,7 @@ use crate::model::FileSymbols;
 
 /// Files larger than this are skipped: generated tables, not code anyone navigates.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
-/// Files written per transaction.
+/// Files written per transaction at most.
 const WRITE_BATCH: usize = 256;
 
 /// Progress of a run, shared with status queries.
@@ -308,51 +309,70 @@ pub fn content_hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// Reads, hashes and (when changed) parses `files` on all cores.
+/// Reads, hashes and (when changed) parses `files` on `workers` threads, sending each
+/// parsed file to `out` as soon as it is ready. Stops early when `out` is closed (the
+/// writer failed).
 fn parse_changed(
     files: &[SourceFile],
     stored: &HashMap<String, String>,
     progress: &Progress,
     extent: Extent,
-) -> Vec<FileWrite> {
+    workers: usize,
+    out: tokio::sync::mpsc::Sender<FileWrite>,
+) {
     let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(files.len().max(1));
-    let results: Vec<Vec<FileWrite>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = files.get(i) else { break };
-                        if let Ok(bytes) = std::fs::read(&file.abs) {
-                            let hash = content_hash(&bytes);
-                            if stored.get(&file.rel) != Some(&hash) {
-                                let mut write = parse_file(file, &bytes, hash, false);
-                                if extent == Extent::DefinitionsOnly {
-                                    // Dropped file by file: a chunk of a crate such as
-                                    // windows-sys holds over a million references.
-                                    write.references = Vec::new();
-                                    write.edges = Vec::new();
+    std::thread::scope(|scope| {
+        for _ in 0..workers.clamp(1, files.len().max(1)) {
+            let out = out.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(file) = files.get(i) else { break };
+                    if let Ok(bytes) = std::fs::read(&file.abs) {
+                        let hash = content_hash(&bytes);
+                        if stored.get(&file.rel) != Some(&hash) {
+                            // An extractor bug costs that one file (retried by the next
+                            // run, its hash unstored), not the run.
+                            let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                                parse_file(file, &bytes, hash, false)
+                            }));
+                            match parsed {
+                                Ok(mut write) => {
+                                    if extent == Extent::DefinitionsOnly {
+                                        // Dropped file by file: all of windows-sys holds
+                                        // over a million references.
+                                        write.references = Vec::new();
+                                        write.edges = Vec::new();
+                                    }
+                                    if out.blocking_send(write).is_err() {
+                                        break;
+                                    }
                                 }
-                                out.push(write);
+                                Err(_) => {
+                                    tracing::warn!(file = %file.rel, "extraction panicked; file skipped")
+                                }
                             }
                         }
-                        progress.done.fetch_add(1, Ordering::Relaxed);
                     }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
+                    progress.done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
     });
-    results.into_iter().flatten().collect()
+}
+
+/// Threads that parse while the one writer stores what they produce. The writer is the
+/// slower side of a full run (turso inserts and index upkeep cost more than parsing),
+/// so it gets a core of its own; a definitions-only run writes little and parses on all.
+fn parse_workers(extent: Extent) -> usize {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    match extent {
+        Extent::Full => cores.saturating_sub(1).max(1),
+        Extent::DefinitionsOnly => cores,
+    }
 }
 
 /// Indexes (or re-indexes) a project. Returns what changed.
@@ -441,32 +461,35 @@ async fn run(
         files_removed: removed.len(),
         ..IndexReport::default()
     };
-    let stored = Arc::new(stored);
-    let files = Arc::new(files);
-    // Parse a chunk on all cores, write it in one transaction, go on.
-    let chunk = WRITE_BATCH * 4;
-    let mut start = 0;
+    // Parse on worker threads and write as files arrive: the writer's transactions
+    // overlap the parsing instead of waiting for all of it.
+    // Bounded, so parsing never runs far ahead of a slower writer (memory).
+    let (sender, mut parsed) = tokio::sync::mpsc::channel(WRITE_BATCH);
+    let workers = parse_workers(extent);
+    let parsing = tokio::task::spawn_blocking(move || {
+        parse_changed(&files, &stored, &progress, extent, workers, sender)
+    });
     let mut first_write = true;
-    while start < files.len() || first_write {
-        let end = (start + chunk).min(files.len());
-        let (files_c, stored_c, progress_c) = (files.clone(), stored.clone(), progress.clone());
-        let writes = tokio::task::spawn_blocking(move || {
-            parse_changed(&files_c[start..end], &stored_c, &progress_c, extent)
-        })
-        .await?;
+    while let Some(write) = parsed.recv().await {
+        // Whatever else is ready goes into the same transaction.
+        let mut writes = vec![write];
+        while writes.len() < WRITE_BATCH {
+            match parsed.try_recv() {
+                Ok(w) => writes.push(w),
+                Err(_) => break,
+            }
+        }
         report.files_parsed += writes.len();
         report.parse_failures += writes.iter().filter(|w| w.parse_errors).count();
         report.symbols_written += writes.iter().map(|w| w.symbols.len()).sum::<usize>();
         report.references_written += writes.iter().map(|w| w.references.len()).sum::<usize>();
-        for (i, batch) in writes.chunks(WRITE_BATCH).enumerate() {
-            let gone: &[String] = if first_write && i == 0 { &removed } else { &[] };
-            db.write_files(project.id, batch, gone).await?;
-        }
-        if first_write && writes.is_empty() && !removed.is_empty() {
-            db.write_files(project.id, &[], &removed).await?;
-        }
+        let gone: &[String] = if first_write { &removed } else { &[] };
+        db.write_files(project.id, &writes, gone).await?;
         first_write = false;
-        start = end;
+    }
+    parsing.await?;
+    if first_write && !removed.is_empty() {
+        db.write_files(project.id, &[], &removed).await?;
     }
     Ok(report)
 }
