@@ -40,6 +40,9 @@ pub struct IndexReport {
     pub symbols_written: usize,
     pub references_written: usize,
     pub elapsed_ms: u64,
+    /// (size, mtime) of each file whose content the index now holds, taken just before
+    /// it was read: the freshness check trusts these instead of reading the file again.
+    pub stamps: Vec<(String, FileStamp)>,
 }
 
 /// A source file found by the walk.
@@ -319,19 +322,26 @@ fn parse_changed(
     extent: Extent,
     workers: usize,
     out: tokio::sync::mpsc::Sender<FileWrite>,
-) {
+) -> Vec<(String, FileStamp)> {
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for _ in 0..workers.clamp(1, files.len().max(1)) {
+        let handles: Vec<_> = (0..workers.clamp(1, files.len().max(1)))
+            .map(|_| {
             let out = out.clone();
             let next = &next;
             scope.spawn(move || {
+                let mut stamps = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
+                    // Taken before the read: if the file changes after it, its stamp no
+                    // longer matches and the next freshness check reads it again.
+                    let stamp = file_stamp(&file.abs);
                     if let Ok(bytes) = std::fs::read(&file.abs) {
                         let hash = content_hash(&bytes);
-                        if stored.get(&file.rel) != Some(&hash) {
+                        if stored.get(&file.rel) == Some(&hash) {
+                            stamps.extend(stamp.map(|s| (file.rel.clone(), s)));
+                        } else {
                             // An extractor bug costs that one file (retried by the next
                             // run, its hash unstored), not the run.
                             let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -348,6 +358,7 @@ fn parse_changed(
                                     if out.blocking_send(write).is_err() {
                                         break;
                                     }
+                                    stamps.extend(stamp.map(|s| (file.rel.clone(), s)));
                                 }
                                 Err(_) => {
                                     tracing::warn!(file = %file.rel, "extraction panicked; file skipped")
@@ -357,9 +368,24 @@ fn parse_changed(
                     }
                     progress.done.fetch_add(1, Ordering::Relaxed);
                 }
-            });
-        }
-    });
+                stamps
+            })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// A file's size and modification time, as the freshness check compares them.
+pub type FileStamp = (u64, Option<std::time::SystemTime>);
+
+pub fn file_stamp(path: &Path) -> Option<FileStamp> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.len(), m.modified().ok()))
 }
 
 /// Threads that parse while the one writer stores what they produce. The writer is the
@@ -487,7 +513,7 @@ async fn run(
         db.write_files(project.id, &writes, gone).await?;
         first_write = false;
     }
-    parsing.await?;
+    report.stamps = parsing.await?;
     if first_write && !removed.is_empty() {
         db.write_files(project.id, &[], &removed).await?;
     }

@@ -72,6 +72,18 @@ async fn unchanged_files_are_skipped_and_changes_are_applied() {
         (second.files_seen, second.files_parsed, second.files_removed),
         (2, 0, 0)
     );
+    // Every file the index holds is stamped, parsed this run or not, with the size and
+    // mtime it has on disk: the freshness check trusts these stamps.
+    let mut stamped: Vec<_> = first.stamps.iter().chain(&second.stamps).collect();
+    stamped.sort_by(|a, b| a.0.cmp(&b.0));
+    let paths: Vec<&str> = stamped.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["src/a.rs", "src/a.rs", "src/lib.rs", "src/lib.rs"]);
+    for (rel, stamp) in stamped {
+        assert_eq!(
+            Some(*stamp),
+            scryer_engine::indexer::file_stamp(&root.join(rel))
+        );
+    }
 
     write(
         root,

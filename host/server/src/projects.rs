@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use scryer_db::{Db, Facts, ProjectRow, RefRow};
-use scryer_engine::indexer::{self, IndexReport, Progress, RefreshReport};
+use scryer_engine::indexer::{self, FileStamp, IndexReport, Progress, RefreshReport};
 use tokio::sync::{Mutex, watch};
 
 /// A project's index state, as tools report it.
@@ -75,9 +75,6 @@ type CachedRows = (u64, Arc<Vec<RefRow>>);
 
 /// About 30 MB of rows on tokio-sized projects at most.
 const MAX_CACHED_USAGE_ROWS: usize = 200_000;
-
-/// A file's size and modification time.
-type FileStamp = (u64, Option<std::time::SystemTime>);
 
 impl ProjectManager {
     pub fn new(db: Db) -> Arc<ProjectManager> {
@@ -231,7 +228,12 @@ impl ProjectManager {
             let _write = writer.lock().await;
             let outcome: Result<IndexReport> =
                 indexer::index_project(&this.db, &project, progress).await;
-            if outcome.is_ok() {
+            if let Ok(report) = &outcome {
+                let mut stamps = this.stamps.lock().unwrap_or_else(|p| p.into_inner());
+                for (rel, stamp) in &report.stamps {
+                    stamps.insert((project.id, rel.clone()), *stamp);
+                }
+                drop(stamps);
                 crate::deps::index_locked_crates(&this, &project);
             }
             match &outcome {
@@ -276,11 +278,7 @@ impl ProjectManager {
         // Files whose size and mtime are what they were when their content last matched
         // the index need neither a read nor a hash (the index stores no mtime).
         let root = Path::new(&project.root);
-        let stamp = |rel: &str| {
-            std::fs::metadata(root.join(rel))
-                .ok()
-                .map(|m| (m.len(), m.modified().ok()))
-        };
+        let stamp = |rel: &str| indexer::file_stamp(&root.join(rel));
         let unchanged = |rel: &String, now: &Option<FileStamp>| {
             now.is_some()
                 && self
