@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 use turso::{Connection, Value};
 
 use crate::{
-    Db, PROJECT_COLUMNS, ProjectRow, SYMBOL_COLUMNS, SymbolRow, col, int, now_rfc3339, opt_text,
-    project_from, symbol_from, text,
+    Db, PROJECT_COLUMNS, ProjectRow, SYMBOL_COLUMNS, SymbolRow, col, in_transaction, int,
+    now_rfc3339, opt_text, project_from, symbol_from, text,
 };
 
 /// This area's tables, applied at open after the core schema.
@@ -156,24 +156,6 @@ fn dependency_from(row: &turso::Row) -> Result<DependencyIndex> {
         source_root: text(col(row, 3)?),
         note: text(col(row, 4)?),
     })
-}
-
-/// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back on error.
-async fn in_transaction<T>(
-    conn: &Connection,
-    body: impl AsyncFnOnce(&Connection) -> Result<T>,
-) -> Result<T> {
-    conn.execute("BEGIN IMMEDIATE", ()).await?;
-    match body(conn).await {
-        Ok(v) => {
-            conn.execute("COMMIT", ()).await?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = conn.execute("ROLLBACK", ()).await;
-            Err(e)
-        }
-    }
 }
 
 async fn collect_dependencies(mut rows: turso::Rows) -> Result<Vec<DependencyIndex>> {
