@@ -43,7 +43,6 @@ pub struct EdgeRow {
     pub file_path: String,
 }
 
-pub(crate) const INSERT_EDGE_ROWS: &str = "INSERT INTO edge (project_id, file_id, kind, from_symbol, to_name, to_qualifier, site_kind, line, col) VALUES ";
 /// The edge columns after `project_id, file_id`, in insert order.
 pub(crate) const EDGE_DATA_COLUMNS: &str =
     "kind, from_symbol, to_name, to_qualifier, site_kind, line, col";

@@ -153,16 +153,21 @@ const ROWS_PER_INSERT: usize = 64;
 /// prepared statement for full batches and a one-off one for the rest.
 struct RowInserter {
     /// `INSERT INTO t (a, b) VALUES ` (the placeholders are appended).
-    head: &'static str,
+    head: String,
     columns: usize,
     pending: Vec<Value>,
     full: Option<turso::Statement>,
 }
 
 impl RowInserter {
-    fn new(head: &'static str, columns: usize) -> Self {
+    /// Inserts into `table`: `project_id, file_id`, then its data columns.
+    fn new(table: &row_diff::RowTable) -> Self {
+        let columns = table.columns.split(',').count() + 2;
         RowInserter {
-            head,
+            head: format!(
+                "INSERT INTO {} (project_id, file_id, {}) VALUES ",
+                table.name, table.columns
+            ),
             columns,
             pending: Vec::with_capacity(columns * ROWS_PER_INSERT),
             full: None,
@@ -644,16 +649,9 @@ impl Db {
                  line_count = ?5 WHERE id = ?6",
             )
             .await?;
-        let mut ins_sym = RowInserter::new(
-            "INSERT INTO symbol (project_id, file_id, name, kind, qualified_name, owner, signature, docstring, \
-             start_line, end_line, name_line, name_column) VALUES ",
-            12,
-        );
-        let mut ins_ref = RowInserter::new(
-            "INSERT INTO ref_site (project_id, file_id, name, kind, line, col, qualifier, enclosing_symbol) VALUES ",
-            8,
-        );
-        let mut ins_edge = RowInserter::new(edges::INSERT_EDGE_ROWS, 9);
+        let mut ins_sym = RowInserter::new(&row_diff::SYMBOL_ROWS);
+        let mut ins_ref = RowInserter::new(&row_diff::REF_ROWS);
+        let mut ins_edge = RowInserter::new(&row_diff::EDGE_ROWS);
         let mut stored: HashMap<&str, i64> = HashMap::new();
         let paths = writes
             .iter()
@@ -759,43 +757,8 @@ impl Db {
                 })
                 .collect();
             if let Some(id) = previous {
-                // How lines moved is read off the references, the densest rows.
-                let stored_refs = row_diff::stored_rows(conn, &row_diff::REF_ROWS, id).await?;
-                let shift = row_diff::LineShift::between(
-                    &row_diff::REF_ROWS,
-                    stored_refs.iter().map(|(_, v)| v.as_slice()),
-                    references.iter().map(Vec::as_slice),
-                );
-                let stored_symbols =
-                    row_diff::stored_rows(conn, &row_diff::SYMBOL_ROWS, id).await?;
-                row_diff::reconcile(
-                    conn,
-                    &row_diff::SYMBOL_ROWS,
-                    id,
-                    stored_symbols,
-                    &shift,
-                    &mut symbols,
-                )
-                .await?;
-                row_diff::reconcile(
-                    conn,
-                    &row_diff::REF_ROWS,
-                    id,
-                    stored_refs,
-                    &shift,
-                    &mut references,
-                )
-                .await?;
-                let stored_edges = row_diff::stored_rows(conn, &row_diff::EDGE_ROWS, id).await?;
-                row_diff::reconcile(
-                    conn,
-                    &row_diff::EDGE_ROWS,
-                    id,
-                    stored_edges,
-                    &shift,
-                    &mut edges,
-                )
-                .await?;
+                row_diff::reconcile_file(conn, id, &mut symbols, &mut references, &mut edges)
+                    .await?;
             }
             for row in symbols {
                 ins_sym.push(conn, project_id, file_id, row).await?;

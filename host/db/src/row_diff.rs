@@ -24,8 +24,8 @@ use turso::{Connection, Value};
 
 use crate::{col, int};
 
-/// One table of per-file rows: its name, the data columns after `project_id, file_id`
-/// (in insert order) and which of them hold line numbers.
+/// One table of per-file rows, as they are inserted and compared: its name, the data
+/// columns after `project_id, file_id` (in insert order) and which of them hold lines.
 pub(crate) struct RowTable {
     pub name: &'static str,
     pub columns: &'static str,
@@ -155,8 +155,32 @@ impl LineShift {
     }
 }
 
+/// Brings a re-extracted file's stored symbols, references and edges in line with the
+/// new extraction ([`reconcile`] for each table), leaving in each list only the rows still
+/// to insert. How lines moved is read off the references, the densest rows.
+pub(crate) async fn reconcile_file(
+    conn: &Connection,
+    file_id: i64,
+    symbols: &mut Vec<Vec<Value>>,
+    references: &mut Vec<Vec<Value>>,
+    edges: &mut Vec<Vec<Value>>,
+) -> Result<()> {
+    let stored_refs = stored_rows(conn, &REF_ROWS, file_id).await?;
+    let shift = LineShift::between(
+        &REF_ROWS,
+        stored_refs.iter().map(|(_, v)| v.as_slice()),
+        references.iter().map(Vec::as_slice),
+    );
+    reconcile(conn, &REF_ROWS, file_id, stored_refs, &shift, references).await?;
+    for (table, rows) in [(&SYMBOL_ROWS, symbols), (&EDGE_ROWS, edges)] {
+        let stored = stored_rows(conn, table, file_id).await?;
+        reconcile(conn, table, file_id, stored, &shift, rows).await?;
+    }
+    Ok(())
+}
+
 /// A file's stored rows of `table`: (id, data values).
-pub(crate) async fn stored_rows(
+async fn stored_rows(
     conn: &Connection,
     table: &RowTable,
     file_id: i64,
@@ -187,7 +211,7 @@ pub(crate) async fn stored_rows(
 /// the rest have their lines shifted, and `rows` keeps only the rows still to insert.
 /// When most stored rows changed anyway, they are all deleted at once (far cheaper than
 /// one by one) and every row is inserted again.
-pub(crate) async fn reconcile(
+async fn reconcile(
     conn: &Connection,
     table: &RowTable,
     file_id: i64,
