@@ -103,8 +103,7 @@ impl Limits {
 
     /// Epoch ticks until the CPU deadline, rounded up, at least one.
     pub fn deadline_ticks(&self) -> u64 {
-        let tick = self.epoch_tick.as_nanos().max(1);
-        (self.cpu_deadline.as_nanos().div_ceil(tick)).max(1) as u64
+        self.ticks_in(self.cpu_deadline)
     }
 
     /// Epoch ticks left before the CPU deadline after `used` of it, rounded up; `None`
@@ -114,8 +113,13 @@ impl Limits {
             .cpu_deadline
             .checked_sub(used)
             .filter(|d| !d.is_zero())?;
+        Some(self.ticks_in(left))
+    }
+
+    /// Epoch ticks covering `span`, rounded up, at least one.
+    fn ticks_in(&self, span: Duration) -> u64 {
         let tick = self.epoch_tick.as_nanos().max(1);
-        Some((left.as_nanos().div_ceil(tick)).max(1) as u64)
+        (span.as_nanos().div_ceil(tick)).max(1) as u64
     }
 
     /// The store limiter for one call.
