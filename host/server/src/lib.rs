@@ -304,7 +304,6 @@ impl Server {
     /// Opens a session with its working directory and options. Fails on an unknown
     /// `options.project`.
     pub async fn open_session(&self, cwd: PathBuf, options: SessionOptions) -> Result<u64> {
-        let id = self.core.next_session.fetch_add(1, Ordering::Relaxed);
         let mut active = None;
         if let Some(sel) = &options.project {
             let db = self.core.projects.db();
@@ -314,14 +313,7 @@ impl Server {
             };
             active = Some(p.id);
         }
-        let mut state = SessionState::new(cwd, options);
-        state.active_project = active;
-        self.core
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, state);
-        Ok(id)
+        Ok(self.open_session_resolved(cwd, options, active))
     }
 
     /// Opens a session whose active project is already resolved: for transports that
