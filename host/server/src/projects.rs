@@ -52,7 +52,8 @@ pub struct ProjectManager {
     /// Counts per project at an index generation: counting a large project's rows costs
     /// milliseconds, and routers ask for them on every call.
     facts: std::sync::Mutex<HashMap<i64, (u64, Facts)>>,
-    /// (size, mtime) of files whose content matched the index when last refreshed.
+    /// (size, mtime) of files whose content matched the index when an index run read them
+    /// or a refresh last checked them.
     stamps: std::sync::Mutex<HashMap<(i64, String), FileStamp>>,
     /// A name's usage rows per project, at an index generation (see [`NameRows`]).
     usages: std::sync::Mutex<NameRows>,
@@ -103,12 +104,7 @@ impl ProjectManager {
     /// run is writing (a run changes them file by file without a new generation).
     pub async fn facts(&self, project_id: i64) -> Result<Facts> {
         let generation = self.generation(project_id);
-        let writing = self
-            .runs
-            .lock()
-            .await
-            .get(&project_id)
-            .is_some_and(|r| !*r.finished.borrow());
+        let writing = self.writing(project_id).await;
         if !writing
             && let Some((g, f)) = self
                 .facts
@@ -165,6 +161,7 @@ impl ProjectManager {
         Ok(rows)
     }
 
+    /// Whether an index run of the project is writing now.
     async fn writing(&self, project_id: i64) -> bool {
         self.runs
             .lock()
@@ -269,11 +266,8 @@ impl ProjectManager {
         if paths.is_empty() {
             return Ok(RefreshReport::default());
         }
-        {
-            let runs = self.runs.lock().await;
-            if runs.get(&project.id).is_some_and(|r| !*r.finished.borrow()) {
-                return Ok(RefreshReport::default());
-            }
+        if self.writing(project.id).await {
+            return Ok(RefreshReport::default());
         }
         // Files whose size and mtime are what they were when their content last matched
         // the index need neither a read nor a hash (the index stores no mtime).
