@@ -45,6 +45,7 @@ pub fn build_components(
     target_dir: &Path,
     packages: &[&str],
 ) -> Result<Vec<PathBuf>, String> {
+    ensure_target_installed();
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace_root)
         .arg("build")
@@ -80,6 +81,52 @@ pub fn build_components(
             }
         })
         .collect()
+}
+
+/// Adds the wasm target to the active toolchain when its standard library is missing.
+///
+/// `rust-toolchain.toml` lists the target, but rustup only honours that list when it
+/// installs the toolchain itself: a machine whose `1.95.0` toolchain was already there
+/// (seen here: a link to `stable`) has no wasm standard library, and every router build
+/// fails with "can't find crate for `core`". Best effort: when rustup is absent or fails,
+/// the build below reports the error.
+fn ensure_target_installed() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let print = |what: &str| -> Option<PathBuf> {
+        let out = Command::new(&rustc)
+            .args(["--print", what, "--target", TARGET])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    };
+    let Some(libdir) = print("target-libdir") else {
+        return;
+    };
+    if libdir.is_dir() {
+        return;
+    }
+    // Name the toolchain by its real directory: a linked toolchain (`1.95.0` -> `stable`)
+    // takes components only under the name it links to.
+    let toolchain = print("sysroot").and_then(|sysroot| {
+        sysroot
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+    });
+    let mut cmd = Command::new("rustup");
+    cmd.args(["target", "add", TARGET]);
+    if let Some(toolchain) = &toolchain {
+        cmd.args(["--toolchain", toolchain]);
+    }
+    match cmd.output() {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => println!(
+            "cargo:warning=rustup target add {TARGET} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(e) => println!("cargo:warning={TARGET} is not installed and rustup did not run: {e}"),
+    }
 }
 
 /// The cargo target directory a build script runs under, from its `OUT_DIR`
