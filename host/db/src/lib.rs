@@ -811,7 +811,7 @@ impl Db {
             .query(
                 format!(
                     "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
-                     WHERE s.project_id = ?1 AND s.name = ?2 ORDER BY f.path, s.start_line"
+                     WHERE s.project_id = ?1 AND s.name = ?2"
                 ),
                 (project_id, name),
             )
@@ -820,6 +820,8 @@ impl Db {
         while let Some(row) = rows.next().await? {
             out.push(symbol_from(&row)?);
         }
+        // Sorted here: turso's ORDER BY over the join costs more than the query itself.
+        out.sort_by(|a, b| (&a.file_path, a.start_line).cmp(&(&b.file_path, b.start_line)));
         Ok(out)
     }
 
@@ -855,7 +857,7 @@ impl Db {
             .query(
                 "SELECT r.name, r.kind, r.line, r.col, r.qualifier, r.enclosing_symbol, f.path \
                  FROM ref_site r JOIN source_file f ON f.id = r.file_id \
-                 WHERE r.project_id = ?1 AND r.name = ?2 ORDER BY f.path, r.line, r.col",
+                 WHERE r.project_id = ?1 AND r.name = ?2",
                 (project_id, name),
             )
             .await?;
@@ -871,6 +873,9 @@ impl Db {
                 file_path: text(col(&row, 6)?).unwrap_or_default(),
             });
         }
+        // Sorted here, not by SQL: turso's ORDER BY over the join took 35-45 % of the
+        // query (tokio, a name with 654 rows: 1.1 ms against 0.75 ms).
+        out.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
         Ok(out)
     }
 
