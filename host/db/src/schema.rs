@@ -61,7 +61,12 @@ pub const STATEMENTS: &[&str] = &[
         qualifier TEXT,
         enclosing_symbol TEXT NOT NULL
     )",
-    "CREATE INDEX IF NOT EXISTS ref_site_by_name ON ref_site (project_id, name)",
+    // Covers "which files use this name" without reading the table (tokio, a name with
+    // 654 usages: 0.2 ms instead of 0.7). It replaced `ref_site_by_name (project_id,
+    // name)`, dropped from older databases here. Adding `kind` too made a cold index of
+    // tokio 5-10 % slower for little.
+    "DROP INDEX IF EXISTS ref_site_by_name",
+    "CREATE INDEX IF NOT EXISTS ref_site_by_name_file ON ref_site (project_id, name, file_id)",
     "CREATE INDEX IF NOT EXISTS ref_site_by_file ON ref_site (file_id)",
 ];
 

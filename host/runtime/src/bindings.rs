@@ -4,17 +4,18 @@
 //!
 //! Every released WIT version is linked (ADR 0008):
 //!
-//! - `v0_2` binds the newest version, `wit/v0.2`. Its Rust types are the host's types,
+//! - `v0_3` binds the newest version, `wit/v0.3`. Its Rust types are the host's types,
 //!   and its `Host` traits are what [`CallState`] implements.
-//! - `v0_1` binds only the *export* of `wit/v0.1` (the `plugin` interface a router
-//!   exports); every interface it uses is mapped onto the `v0_2` modules with `with`, so
-//!   a 0.1 router is described and called with the same Rust types.
+//! - `v0_2` and `v0_1` bind only the *export* of their version (the `plugin` interface a
+//!   router exports); every interface they use is mapped onto the `v0_3` modules with
+//!   `with`, so an older router is described and called with the same Rust types.
 //!
-//! A 0.1 component's imports (`scryer:router/index@0.1.0`, ...) are linked with the
-//! `v0_2` functions under the 0.1 names (see `capabilities::linker_for`): the interfaces
-//! 0.1 has are unchanged in 0.2, and the component model checks types structurally, so
-//! the same implementation satisfies both. wasmtime's semver matching cannot do this for
-//! us: for 0.x versions only the same minor is compatible.
+//! An older component's imports (`scryer:router/index@0.1.0`, ...) are linked with the
+//! `v0_3` functions under the older names (see `capabilities::linker_for`): every
+//! version only added interfaces and functions, an older component imports a subset of
+//! them, and the component model checks types structurally, so the same implementation
+//! satisfies all. wasmtime's semver matching cannot do this for us: for 0.x versions
+//! only the same minor is compatible.
 
 use wasmtime::component::{InstancePre, ResourceTable};
 use wasmtime::{AsContextMut, Store};
@@ -24,10 +25,27 @@ use crate::{CallScope, HostServices};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod v0_3 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.3",
+        world: "scryer-host",
+    });
+}
+
 pub mod v0_2 {
     wasmtime::component::bindgen!({
         path: "../../wit/v0.2",
-        world: "scryer-host",
+        world: "router",
+        with: {
+            "scryer:router/types@0.2.0": crate::bindings::v0_3::scryer::router::types,
+            "scryer:router/index@0.2.0": crate::bindings::v0_3::scryer::router::index,
+            "scryer:router/files@0.2.0": crate::bindings::v0_3::scryer::router::files,
+            "scryer:router/tokens@0.2.0": crate::bindings::v0_3::scryer::router::tokens,
+            "scryer:router/log@0.2.0": crate::bindings::v0_3::scryer::router::log,
+            "scryer:router/dependencies@0.2.0": crate::bindings::v0_3::scryer::router::dependencies,
+            "scryer:router/search@0.2.0": crate::bindings::v0_3::scryer::router::search,
+            "scryer:router/docs@0.2.0": crate::bindings::v0_3::scryer::router::docs,
+        },
     });
 }
 
@@ -36,20 +54,20 @@ pub mod v0_1 {
         path: "../../wit/v0.1",
         world: "router",
         with: {
-            "scryer:router/types@0.1.0": crate::bindings::v0_2::scryer::router::types,
-            "scryer:router/index@0.1.0": crate::bindings::v0_2::scryer::router::index,
-            "scryer:router/files@0.1.0": crate::bindings::v0_2::scryer::router::files,
-            "scryer:router/tokens@0.1.0": crate::bindings::v0_2::scryer::router::tokens,
-            "scryer:router/log@0.1.0": crate::bindings::v0_2::scryer::router::log,
-            "scryer:router/dependencies@0.1.0": crate::bindings::v0_2::scryer::router::dependencies,
-            "scryer:router/search@0.1.0": crate::bindings::v0_2::scryer::router::search,
-            "scryer:router/docs@0.1.0": crate::bindings::v0_2::scryer::router::docs,
+            "scryer:router/types@0.1.0": crate::bindings::v0_3::scryer::router::types,
+            "scryer:router/index@0.1.0": crate::bindings::v0_3::scryer::router::index,
+            "scryer:router/files@0.1.0": crate::bindings::v0_3::scryer::router::files,
+            "scryer:router/tokens@0.1.0": crate::bindings::v0_3::scryer::router::tokens,
+            "scryer:router/log@0.1.0": crate::bindings::v0_3::scryer::router::log,
+            "scryer:router/dependencies@0.1.0": crate::bindings::v0_3::scryer::router::dependencies,
+            "scryer:router/search@0.1.0": crate::bindings::v0_3::scryer::router::search,
+            "scryer:router/docs@0.1.0": crate::bindings::v0_3::scryer::router::docs,
         },
     });
 }
 
-pub use v0_2::scryer;
-use v0_2::scryer::router::{
+pub use v0_3::scryer;
+use v0_3::scryer::router::{
     catalog, dependencies, docs, docs_write, files, git, index, log, projects, search, tokens,
     types,
 };
@@ -59,17 +77,19 @@ use v0_2::scryer::router::{
 pub enum WitVersion {
     V0_1,
     V0_2,
+    V0_3,
 }
 
 impl WitVersion {
     /// Oldest first.
-    pub const ALL: [WitVersion; 2] = [WitVersion::V0_1, WitVersion::V0_2];
+    pub const ALL: [WitVersion; 3] = [WitVersion::V0_1, WitVersion::V0_2, WitVersion::V0_3];
 
     /// The exact version string interfaces are named with (`index@0.1.0`).
     pub fn as_str(self) -> &'static str {
         match self {
             WitVersion::V0_1 => "0.1.0",
             WitVersion::V0_2 => "0.2.0",
+            WitVersion::V0_3 => "0.3.0",
         }
     }
 
@@ -95,13 +115,17 @@ impl WitVersion {
 
     /// Which version a component exports `plugin` from, read from its export names.
     pub fn of_exports(exports: &[String]) -> Result<WitVersion, String> {
-        let supported = Self::ALL.map(|v| v.as_str()).join(" and ");
+        let supported = match Self::ALL.map(|v| v.as_str()).split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        };
         let plugin = exports
             .iter()
             .find(|n| n.starts_with("scryer:router/plugin"))
             .ok_or_else(|| {
                 format!(
-                    "it does not export `scryer:router/plugin` (exports: {}); build it against wit/v0.2 with the SDK's export_router!",
+                    "it does not export `scryer:router/plugin` (exports: {}); build it against wit/v0.3 with the SDK's export_router!",
                     if exports.is_empty() { "none".to_string() } else { exports.join(", ") }
                 )
             })?;
@@ -120,20 +144,23 @@ impl WitVersion {
 #[derive(Clone)]
 pub(crate) enum RouterPre {
     V0_1(v0_1::RouterPre<CallState>),
-    V0_2(v0_2::ScryerHostPre<CallState>),
+    V0_2(v0_2::RouterPre<CallState>),
+    V0_3(v0_3::ScryerHostPre<CallState>),
 }
 
 /// One instance of a router component.
 pub(crate) enum RouterInstance {
     V0_1(v0_1::Router),
-    V0_2(v0_2::ScryerHost),
+    V0_2(v0_2::Router),
+    V0_3(v0_3::ScryerHost),
 }
 
 impl RouterPre {
     pub(crate) fn new(version: WitVersion, pre: InstancePre<CallState>) -> wasmtime::Result<Self> {
         Ok(match version {
             WitVersion::V0_1 => RouterPre::V0_1(v0_1::RouterPre::new(pre)?),
-            WitVersion::V0_2 => RouterPre::V0_2(v0_2::ScryerHostPre::new(pre)?),
+            WitVersion::V0_2 => RouterPre::V0_2(v0_2::RouterPre::new(pre)?),
+            WitVersion::V0_3 => RouterPre::V0_3(v0_3::ScryerHostPre::new(pre)?),
         })
     }
 
@@ -144,6 +171,7 @@ impl RouterPre {
         Ok(match self {
             RouterPre::V0_1(pre) => RouterInstance::V0_1(pre.instantiate(store)?),
             RouterPre::V0_2(pre) => RouterInstance::V0_2(pre.instantiate(store)?),
+            RouterPre::V0_3(pre) => RouterInstance::V0_3(pre.instantiate(store)?),
         })
     }
 }
@@ -156,6 +184,7 @@ impl RouterInstance {
         match self {
             RouterInstance::V0_1(i) => i.scryer_router_plugin().call_describe(store),
             RouterInstance::V0_2(i) => i.scryer_router_plugin().call_describe(store),
+            RouterInstance::V0_3(i) => i.scryer_router_plugin().call_describe(store),
         }
     }
 
@@ -171,6 +200,9 @@ impl RouterInstance {
                 .scryer_router_plugin()
                 .call_call(store, tool, arguments, context),
             RouterInstance::V0_2(i) => i
+                .scryer_router_plugin()
+                .call_call(store, tool, arguments, context),
+            RouterInstance::V0_3(i) => i
                 .scryer_router_plugin()
                 .call_call(store, tool, arguments, context),
         }
@@ -192,10 +224,13 @@ pub struct CallState {
 
 impl CallState {
     /// Runs one host call, adding its time to [`CallState::host_time`].
-    fn in_host<R>(&mut self, call: impl FnOnce(&dyn HostServices, &CallScope) -> R) -> R {
+    fn in_host<R, F: FnOnce(&dyn HostServices, &CallScope) -> R>(&mut self, call: F) -> R {
         let started = Instant::now();
         let result = call(&*self.host, &self.scope);
-        self.host_time += started.elapsed();
+        let took = started.elapsed();
+        self.host_time += took;
+        // The closure's type names the import it serves (`...::references_to_name::{{closure}}`).
+        tracing::trace!(target: "scryer::host_call", call = std::any::type_name::<F>(), us = took.as_micros() as u64);
         result
     }
 }
@@ -229,6 +264,18 @@ impl index::Host for CallState {
         with_line_text: bool,
     ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
         self.in_host(|host, scope| host.references_to_name(scope, &name, with_line_text))
+    }
+
+    fn references_of_kinds(
+        &mut self,
+        name: String,
+        kinds: Vec<String>,
+    ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
+        self.in_host(|host, scope| host.references_of_kinds(scope, &name, &kinds))
+    }
+
+    fn files_naming(&mut self, names: Vec<String>) -> Result<Vec<String>, types::CallError> {
+        self.in_host(|host, scope| host.files_naming(scope, &names))
     }
 
     fn file_symbols(&mut self, file_path: String) -> Result<Vec<index::Symbol>, types::CallError> {
@@ -433,7 +480,8 @@ mod tests {
             WitVersion::compatible_with("0.2.1-rc1"),
             Some(WitVersion::V0_2)
         );
-        assert_eq!(WitVersion::compatible_with("0.3.0"), None);
+        assert_eq!(WitVersion::compatible_with("0.3.0"), Some(WitVersion::V0_3));
+        assert_eq!(WitVersion::compatible_with("0.4.0"), None);
         assert_eq!(WitVersion::compatible_with("1.1.0"), None);
         assert_eq!(WitVersion::compatible_with("x"), None);
     }
@@ -449,8 +497,15 @@ mod tests {
             WitVersion::of_exports(&exports(&["scryer:router/plugin@0.2.0"])),
             Ok(WitVersion::V0_2)
         );
+        assert_eq!(
+            WitVersion::of_exports(&exports(&["scryer:router/plugin@0.3.0"])),
+            Ok(WitVersion::V0_3)
+        );
         let e = WitVersion::of_exports(&exports(&["scryer:router/plugin@0.9.0"])).unwrap_err();
-        assert!(e.contains("0.9.0") && e.contains("0.1.0 and 0.2.0"), "{e}");
+        assert!(
+            e.contains("0.9.0") && e.contains("0.1.0, 0.2.0 and 0.3.0"),
+            "{e}"
+        );
         let e = WitVersion::of_exports(&exports(&["wasi:cli/run@0.2.0"])).unwrap_err();
         assert!(e.contains("does not export `scryer:router/plugin`"), "{e}");
     }

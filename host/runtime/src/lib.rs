@@ -53,7 +53,7 @@ pub mod wit {
     };
     /// The newest WIT package version this host implements (every older released one is
     /// linked too, see [`crate::WitVersion`]).
-    pub const VERSION: &str = "0.2.0";
+    pub const VERSION: &str = "0.3.0";
 }
 
 /// Who is calling, as far as host services need to know: which plugin, for which
@@ -85,6 +85,19 @@ pub trait HostServices: Send + Sync + 'static {
         name: &str,
         with_line_text: bool,
     ) -> Result<Vec<wit::ReferenceSite>, wit::CallError>;
+    /// `name`'s usage sites whose kind is one of `kinds`, without line text.
+    fn references_of_kinds(
+        &self,
+        scope: &CallScope,
+        name: &str,
+        kinds: &[String],
+    ) -> Result<Vec<wit::ReferenceSite>, wit::CallError>;
+    /// The files that use any of `names`, sorted, each once.
+    fn files_naming(
+        &self,
+        scope: &CallScope,
+        names: &[String],
+    ) -> Result<Vec<String>, wit::CallError>;
     fn file_symbols(
         &self,
         scope: &CallScope,

@@ -33,6 +33,17 @@ impl HostServices for OfflineHost {
     ) -> Result<Vec<wit::ReferenceSite>, wit::CallError> {
         offline()
     }
+    fn references_of_kinds(
+        &self,
+        _: &CallScope,
+        _: &str,
+        _: &[String],
+    ) -> Result<Vec<wit::ReferenceSite>, wit::CallError> {
+        offline()
+    }
+    fn files_naming(&self, _: &CallScope, _: &[String]) -> Result<Vec<String>, wit::CallError> {
+        offline()
+    }
     fn file_symbols(&self, _: &CallScope, _: &str) -> Result<Vec<wit::Symbol>, wit::CallError> {
         offline()
     }

@@ -55,27 +55,60 @@ pub struct ProjectManager {
     /// (size, mtime) of files whose content matched the index when an index run read them
     /// or a refresh last checked them.
     stamps: std::sync::Mutex<HashMap<(i64, String), FileStamp>>,
-    /// A name's usage rows per project, at an index generation (see [`NameRows`]).
-    usages: std::sync::Mutex<NameRows>,
+    /// A name's usage rows per project, at an index generation (see [`NameCache`]); also
+    /// the rows of some kinds only, keyed `name` + U+001F + the kinds.
+    usages: std::sync::Mutex<NameCache<RefRow>>,
+    /// The ids of the files that use a name, per project, at an index generation.
+    files: std::sync::Mutex<NameCache<i64>>,
+    /// Each project's file paths by id, at an index generation.
+    paths: std::sync::Mutex<HashMap<i64, (u64, Arc<HashMap<i64, String>>)>>,
 }
 
-/// Usage rows of recently asked names. Attribution asks for the same common names
+/// What was recently read about names. Attribution asks about the same common names
 /// (`new`, `Ok`, owner types and their accessors) across calls and many times within
 /// one `inspect_symbol`; reading `new`'s 2,300 rows on tokio takes milliseconds.
 /// Entries hold the generation they were read at and are served only at that
 /// generation and while no run is writing, like `facts`.
-#[derive(Default)]
-pub struct NameRows {
-    /// (project, name) → (generation read at, rows).
-    entries: HashMap<(i64, String), CachedRows>,
-    /// Rows held in all entries: past [`MAX_CACHED_USAGE_ROWS`] the cache starts over.
-    rows: usize,
+pub struct NameCache<V> {
+    /// (project, key) → (generation read at, values).
+    entries: HashMap<(i64, String), (u64, Arc<Vec<V>>)>,
+    /// Values held in all entries: past [`MAX_CACHED_NAME_VALUES`] the cache starts over.
+    held: usize,
 }
 
-type CachedRows = (u64, Arc<Vec<RefRow>>);
+impl<V> Default for NameCache<V> {
+    fn default() -> Self {
+        NameCache {
+            entries: HashMap::new(),
+            held: 0,
+        }
+    }
+}
 
-/// About 30 MB of rows on tokio-sized projects at most.
-const MAX_CACHED_USAGE_ROWS: usize = 200_000;
+impl<V> NameCache<V> {
+    fn get(&self, key: &(i64, String), generation: u64) -> Option<Arc<Vec<V>>> {
+        self.entries
+            .get(key)
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn put(&mut self, key: (i64, String), generation: u64, values: Arc<Vec<V>>) {
+        if values.len() > MAX_CACHED_NAME_VALUES {
+            return;
+        }
+        if self.held + values.len() > MAX_CACHED_NAME_VALUES {
+            *self = NameCache::default();
+        }
+        self.held += values.len();
+        if let Some((_, old)) = self.entries.insert(key, (generation, values)) {
+            self.held -= old.len();
+        }
+    }
+}
+
+/// About 30 MB of usage rows on tokio-sized projects at most.
+const MAX_CACHED_NAME_VALUES: usize = 200_000;
 
 impl ProjectManager {
     pub fn new(db: Db) -> Arc<ProjectManager> {
@@ -86,7 +119,9 @@ impl ProjectManager {
             generations: std::sync::Mutex::new(HashMap::new()),
             facts: std::sync::Mutex::new(HashMap::new()),
             stamps: std::sync::Mutex::new(HashMap::new()),
-            usages: std::sync::Mutex::new(NameRows::default()),
+            usages: std::sync::Mutex::new(NameCache::default()),
+            files: std::sync::Mutex::new(NameCache::default()),
+            paths: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -131,34 +166,134 @@ impl ProjectManager {
         project_id: i64,
         name: &str,
     ) -> Result<Arc<Vec<RefRow>>> {
-        // Read before the query: rows read while a write lands are tagged with the
+        self.cached(
+            &self.usages,
+            project_id,
+            name.to_string(),
+            self.db.references_to_name(project_id, name),
+        )
+        .await
+    }
+
+    /// The usage sites of `name` whose kind is one of `kinds`, ordered by file then line.
+    pub async fn references_of_kinds(
+        &self,
+        project_id: i64,
+        name: &str,
+        kinds: &[String],
+    ) -> Result<Arc<Vec<RefRow>>> {
+        if let Some(rows) = self.peek(&self.usages, project_id, name).await {
+            return Ok(Arc::new(
+                rows.iter()
+                    .filter(|r| kinds.contains(&r.kind))
+                    .cloned()
+                    .collect(),
+            ));
+        }
+        let mut kinds = kinds.to_vec();
+        kinds.sort();
+        kinds.dedup();
+        let key = format!("{name}\u{1f}{}", kinds.join(","));
+        self.cached(
+            &self.usages,
+            project_id,
+            key,
+            self.db.references_of_kinds(project_id, name, &kinds),
+        )
+        .await
+    }
+
+    /// The files that use any of `names`, sorted, each once.
+    pub async fn files_naming(&self, project_id: i64, names: &[String]) -> Result<Vec<String>> {
+        let mut files = std::collections::BTreeSet::new();
+        let mut ids = Vec::new();
+        for name in names {
+            if let Some(rows) = self.peek(&self.usages, project_id, name).await {
+                files.extend(rows.iter().map(|r| r.file_path.clone()));
+                continue;
+            }
+            let named = self
+                .cached(
+                    &self.files,
+                    project_id,
+                    name.clone(),
+                    self.db.file_ids_naming(project_id, name),
+                )
+                .await?;
+            ids.extend(named.iter().copied());
+        }
+        if !ids.is_empty() {
+            let paths = self.file_paths(project_id).await?;
+            files.extend(ids.iter().filter_map(|id| paths.get(id).cloned()));
+        }
+        Ok(files.into_iter().collect())
+    }
+
+    /// The project's file paths by id, from the cache at its generation when no run is
+    /// writing (a run adds files without a new generation).
+    async fn file_paths(&self, project_id: i64) -> Result<Arc<HashMap<i64, String>>> {
+        let generation = self.generation(project_id);
+        let writing = self.writing(project_id).await;
+        let lock = || self.paths.lock().unwrap_or_else(|p| p.into_inner());
+        if !writing
+            && let Some((g, paths)) = lock().get(&project_id)
+            && *g == generation
+        {
+            return Ok(paths.clone());
+        }
+        let paths = Arc::new(self.db.file_paths(project_id).await?);
+        if !writing {
+            lock().insert(project_id, (generation, paths.clone()));
+        }
+        Ok(paths)
+    }
+
+    /// What `cache` holds for `key` at the project's generation, when no run is writing.
+    async fn peek<V>(
+        &self,
+        cache: &std::sync::Mutex<NameCache<V>>,
+        project_id: i64,
+        key: &str,
+    ) -> Option<Arc<Vec<V>>> {
+        let generation = self.generation(project_id);
+        if self.writing(project_id).await {
+            return None;
+        }
+        cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(project_id, key.to_string()), generation)
+    }
+
+    /// `cache`'s entry for `key`, else `read`'s answer (kept unless a run is writing).
+    async fn cached<V>(
+        &self,
+        cache: &std::sync::Mutex<NameCache<V>>,
+        project_id: i64,
+        key: String,
+        read: impl Future<Output = Result<Vec<V>>>,
+    ) -> Result<Arc<Vec<V>>> {
+        // Read before the query: values read while a write lands are tagged with the
         // generation before it, which that write's bump retires.
         let generation = self.generation(project_id);
         let writing = self.writing(project_id).await;
-        let key = (project_id, name.to_string());
+        let key = (project_id, key);
         if !writing
-            && let Some((g, rows)) = self
-                .usages
+            && let Some(values) = cache
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .entries
-                .get(&key)
-            && *g == generation
+                .get(&key, generation)
         {
-            return Ok(rows.clone());
+            return Ok(values);
         }
-        let rows = Arc::new(self.db.references_to_name(project_id, name).await?);
-        if !writing && rows.len() <= MAX_CACHED_USAGE_ROWS {
-            let mut cache = self.usages.lock().unwrap_or_else(|p| p.into_inner());
-            if cache.rows + rows.len() > MAX_CACHED_USAGE_ROWS {
-                *cache = NameRows::default();
-            }
-            cache.rows += rows.len();
-            if let Some((_, old)) = cache.entries.insert(key, (generation, rows.clone())) {
-                cache.rows -= old.len();
-            }
+        let values = Arc::new(read.await?);
+        if !writing {
+            cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .put(key, generation, values.clone());
         }
-        Ok(rows)
+        Ok(values)
     }
 
     /// Whether an index run of the project is writing now.

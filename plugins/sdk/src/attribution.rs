@@ -213,7 +213,7 @@ pub fn build_scope<H: Host + ?Sized>(
         .filter(|o| owner_count.get(*o).copied().unwrap_or(0) > 1)
         .take(4)
     {
-        let owner_sites = host.references_to_name(owner, false)?;
+        let owner_sites = host.references_of_kinds(owner, &["use"])?;
         scope
             .owner_imports
             .insert(owner.to_string(), resolve::imports_by_file(&owner_sites));
@@ -323,9 +323,12 @@ impl NameIndex {
         Self::with_definitions(host, name, defs, with_line_text, focus)
     }
 
-    /// [`load`](Self::load) for a name whose usages only matter if something here
-    /// defines it (a call's target): an undefined name (`unwrap`, `push`) costs one
-    /// look-up, not a read of all its usages.
+    /// What attributing *one* site of a name (a call's target) needs, not its usages:
+    /// the definitions and, when there are any, only the `use` and `implements` sites
+    /// (the scope: imports, trait owners, implementors). An undefined name (`unwrap`,
+    /// `push`) costs one look-up; a defined common one (`new`) is not read whole.
+    /// `sites` holds those two kinds only, so this index answers
+    /// [`attribute`](Self::attribute), never usage questions.
     pub fn load_if_defined<H: Host + ?Sized>(host: &H, name: &str) -> ToolResult<NameIndex> {
         let defs = distinct_definitions(host.symbols_by_name(name)?);
         if defs.is_empty() {
@@ -336,7 +339,8 @@ impl NameIndex {
                 scope: Scope::default(),
             });
         }
-        Ok(Self::with_definitions(host, name, defs, false, Vec::new())?.0)
+        let sites = host.references_of_kinds(name, SCOPE_SITE_KINDS)?;
+        Ok(Self::with_sites(host, name, defs, sites, Vec::new())?.0)
     }
 
     fn with_definitions<H: Host + ?Sized>(
@@ -347,6 +351,16 @@ impl NameIndex {
         focus: Vec<usize>,
     ) -> ToolResult<(NameIndex, Vec<usize>)> {
         let sites = host.references_to_name(name, with_line_text)?;
+        Self::with_sites(host, name, defs, sites, focus)
+    }
+
+    fn with_sites<H: Host + ?Sized>(
+        host: &H,
+        name: &str,
+        defs: Vec<Sym>,
+        sites: Vec<Site>,
+        focus: Vec<usize>,
+    ) -> ToolResult<(NameIndex, Vec<usize>)> {
         let scope = build_scope(host, &defs, &focus, &sites)?;
         let index = NameIndex {
             name: name.to_string(),
@@ -488,6 +502,10 @@ impl NameIndex {
 /// Longest line text a site carries, in characters (the host clips the same way).
 const MAX_LINE_TEXT: usize = 200;
 
+/// The site kinds a name's scope is built from (see [`build_scope`]): its imports and
+/// the `impl Trait for T` uses that name traits and tie implementors to them.
+const SCOPE_SITE_KINDS: &[&str] = &["use", "implements"];
+
 /// The text of each `(file, line)` asked for, read from the files once per cluster
 /// of nearby lines. Loading a common name's sites without their text and reading only
 /// the lines an answer shows keeps a query from reading every file the name appears
@@ -540,14 +558,11 @@ pub fn owner_files<H: Host + ?Sized>(host: &H, def: &Sym) -> ToolResult<Option<H
     if !matches!(def.kind.as_str(), "method" | "field") {
         return Ok(None);
     }
-    let mut files: HashSet<String> = std::iter::once(def.file_path.clone()).collect();
-    for name in std::iter::once(owner.to_string()).chain(accessor_names(owner)) {
-        files.extend(
-            host.references_to_name(&name, false)?
-                .into_iter()
-                .map(|s| s.file_path),
-        );
-    }
+    let names: Vec<String> = std::iter::once(owner.to_string())
+        .chain(accessor_names(owner))
+        .collect();
+    let mut files: HashSet<String> = host.files_naming(&names)?.into_iter().collect();
+    files.insert(def.file_path.clone());
     Ok(Some(files))
 }
 

@@ -123,6 +123,21 @@ impl Host for WitHost {
             line_text: r.line_text,
         })
     }
+    fn references_of_kinds(&self, name: &str, kinds: &[&str]) -> ToolResult<Vec<Site>> {
+        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+        all(index::references_of_kinds(name, &kinds), |r| Site {
+            file_path: r.file_path,
+            line: r.line,
+            column: r.column,
+            kind: r.kind,
+            qualifier: r.qualifier,
+            enclosing_symbol: r.enclosing_symbol,
+            line_text: None,
+        })
+    }
+    fn files_naming(&self, names: &[String]) -> ToolResult<Vec<String>> {
+        index::files_naming(names).map_err(from_wit)
+    }
     fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
         all(index::file_symbols(file_path), sym)
     }

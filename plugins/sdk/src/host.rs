@@ -259,6 +259,27 @@ pub trait Host {
     fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
         unavailable("index")
     }
+    /// `name`'s usage sites of `kinds` only, without line text. By default filtered
+    /// from [`references_to_name`](Self::references_to_name); the component asks the
+    /// host, which reads only those rows.
+    fn references_of_kinds(&self, name: &str, kinds: &[&str]) -> ToolResult<Vec<Site>> {
+        let mut sites = self.references_to_name(name, false)?;
+        sites.retain(|s| kinds.contains(&s.kind.as_str()));
+        Ok(sites)
+    }
+    /// The files that use any of `names`, sorted, each once. By default read off
+    /// [`references_to_name`](Self::references_to_name); the component asks the host.
+    fn files_naming(&self, names: &[String]) -> ToolResult<Vec<String>> {
+        let mut files = std::collections::BTreeSet::new();
+        for name in names {
+            files.extend(
+                self.references_to_name(name, false)?
+                    .into_iter()
+                    .map(|s| s.file_path),
+            );
+        }
+        Ok(files.into_iter().collect())
+    }
     fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
         unavailable("index")
     }

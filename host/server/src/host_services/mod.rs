@@ -226,6 +226,36 @@ impl HostServices for HostImpl {
             .collect())
     }
 
+    fn references_of_kinds(
+        &self,
+        scope: &CallScope,
+        name: &str,
+        kinds: &[String],
+    ) -> Result<Vec<ReferenceSite>, CallError> {
+        let p = self.project(scope)?;
+        let rows = self
+            .block(self.core.projects.references_of_kinds(p.id, name, kinds))
+            .map_err(internal)?;
+        Ok(rows
+            .iter()
+            .map(|r| ReferenceSite {
+                file_path: r.file_path.clone(),
+                line: r.line,
+                column: r.column,
+                kind: r.kind.clone(),
+                qualifier: r.qualifier.clone(),
+                enclosing_symbol: r.enclosing_symbol.clone(),
+                line_text: None,
+            })
+            .collect())
+    }
+
+    fn files_naming(&self, scope: &CallScope, names: &[String]) -> Result<Vec<String>, CallError> {
+        let p = self.project(scope)?;
+        self.block(self.core.projects.files_naming(p.id, names))
+            .map_err(internal)
+    }
+
     fn file_symbols(&self, scope: &CallScope, file_path: &str) -> Result<Vec<Symbol>, CallError> {
         let (project_id, rel) = self.indexed_file(scope, file_path)?;
         let rows = self
