@@ -1,8 +1,10 @@
 //! Interface versions and the portfolio plugin through the real binary.
 //!
 //! - A router built against the released WIT 0.1 (tests/fixtures/plugins/v0_1_echo) is
-//!   installed, loaded and answers next to the 0.2 routers.
-//! - The portfolio plugin (plugins/portfolio, WIT 0.2 through the SDK) is installed as an
+//!   installed, loaded and answers next to the 0.3 routers.
+//! - So is one built against WIT 0.2 (tests/fixtures/plugins/v0_2_catalog), through an
+//!   interface 0.2 added (`catalog`) and one 0.3 extended (`index`).
+//! - The portfolio plugin (plugins/portfolio, WIT 0.3 through the SDK) is installed as an
 //!   external plugin; without `git-read` it is refused at load with the grant named, and
 //!   once granted every tool answers over two temporary git repositories registered as
 //!   projects (one with uncommitted work, one clean).
@@ -18,11 +20,12 @@ use support::{Scryer, plugin, repo_root};
 
 const PORTFOLIO: &str = "scryer-portfolio";
 const LEGACY: &str = "scryer-fixture-v0-1-echo";
+const CENSUS: &str = "scryer-fixture-v0-2-catalog";
 
-/// Builds the two components for wasm32-wasip2 once per test binary.
+/// Builds the three components for wasm32-wasip2 once per test binary.
 fn component(package: &str) -> PathBuf {
     static BUILT: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    const PACKAGES: [&str; 2] = [PORTFOLIO, LEGACY];
+    const PACKAGES: [&str; 3] = [PORTFOLIO, LEGACY, CENSUS];
     let built = BUILT.get_or_init(|| {
         // `<target>/debug/deps/<test>`: the fixtures share the target dir's wasm folder.
         let exe = std::env::current_exe().unwrap();
@@ -109,8 +112,50 @@ async fn a_router_built_against_wit_0_1_still_loads_and_answers() {
     assert_eq!(v["wit"], "0.1.0");
     assert_eq!(v["tokens"], 1, "tokens@0.1.0 is linked: {v}");
     assert_eq!(v["files"], 1, "index@0.1.0 answers records: {v}");
-    // A 0.2 router (the SDK's) answers beside it.
+    // A 0.3 router (the SDK's) answers beside it.
     assert_eq!(s.call_json("list_projects", json!({})).await["total"], 1);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_router_built_against_wit_0_2_still_loads_and_answers() {
+    let cfg = tempfile::tempdir().unwrap();
+    let census = component(CENSUS);
+    let census = census.to_str().unwrap();
+    let verified =
+        String::from_utf8_lossy(&plugin(cfg.path(), &["verify", census]).stdout).into_owned();
+    assert!(verified.contains("(WIT 0.2.0"), "{verified}");
+    ok(
+        cfg.path(),
+        &["add", census, "--grant", "catalog-read,index-read"],
+    );
+
+    let s = Scryer::with_config_dir(cfg.path()).await;
+    let work = tempfile::tempdir().unwrap();
+    let root = repo(work.path(), "census-demo", "start");
+    s.index(&root).await;
+    let v = s
+        .call_json("catalog_census", json!({"project": root.to_str().unwrap()}))
+        .await;
+    assert_eq!(v["wit"], "0.2.0");
+    assert_eq!(
+        v["projects"],
+        json!(["census-demo"]),
+        "catalog@0.2.0 is linked: {v}"
+    );
+    assert_eq!(
+        v["files"], 1,
+        "index@0.2.0 is served by the 0.3 functions: {v}"
+    );
+    assert_eq!(v["symbols"], 1, "{v}");
+    // The SDK's 0.3 routers answer beside it, with 0.3's new index reads.
+    let refs = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "jam", "project": root.to_str().unwrap()}),
+        )
+        .await;
+    assert!(refs.to_string().contains("src/lib.rs"), "{refs}");
     s.stop().await;
 }
 

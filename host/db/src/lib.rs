@@ -1023,6 +1023,119 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn narrow_name_reads_filter_by_kind_and_give_each_file_once_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db.register_project("/work/a", Some("a")).await.unwrap();
+        let other = db.register_project("/work/b", Some("b")).await.unwrap();
+        let of_kind = |name: &str, kind: &str, line: u32| RefRow {
+            kind: kind.into(),
+            ..reference(name, line)
+        };
+        // Written out of path and line order: reads sort by (file, line, column).
+        let files = [
+            write(
+                "src/z.rs",
+                "z",
+                vec![],
+                vec![of_kind("Shape", "call", 9), of_kind("Shape", "use", 1)],
+            ),
+            write(
+                "src/a.rs",
+                "a",
+                vec![],
+                vec![
+                    of_kind("Shape", "implements", 4),
+                    of_kind("Shape", "use", 2),
+                ],
+            ),
+            write("src/m.rs", "m", vec![], vec![of_kind("shape", "call", 3)]),
+        ];
+        db.write_files(p.id, &files, &[]).await.unwrap();
+        db.write_files(
+            other.id,
+            &[write(
+                "src/q.rs",
+                "q",
+                vec![],
+                vec![of_kind("Shape", "use", 1)],
+            )],
+            &[],
+        )
+        .await
+        .unwrap();
+
+        let all = db.references_to_name(p.id, "Shape").await.unwrap();
+        let at = |rows: &[RefRow]| -> Vec<(String, u32, String)> {
+            rows.iter()
+                .map(|r| (r.file_path.clone(), r.line, r.kind.clone()))
+                .collect()
+        };
+        let row = |f: &str, l: u32, k: &str| (f.to_string(), l, k.to_string());
+        assert_eq!(
+            at(&all),
+            [
+                row("src/a.rs", 2, "use"),
+                row("src/a.rs", 4, "implements"),
+                row("src/z.rs", 1, "use"),
+                row("src/z.rs", 9, "call")
+            ]
+        );
+        let kinds = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let scope = db
+            .references_of_kinds(p.id, "Shape", &kinds(&["use", "implements"]))
+            .await
+            .unwrap();
+        assert_eq!(
+            at(&scope),
+            [
+                row("src/a.rs", 2, "use"),
+                row("src/a.rs", 4, "implements"),
+                row("src/z.rs", 1, "use")
+            ]
+        );
+        assert!(
+            db.references_of_kinds(p.id, "Shape", &[])
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            db.references_of_kinds(p.id, "Shape", &kinds(&["nonsense"]))
+                .await
+                .unwrap()
+                .is_empty()
+        );
+
+        // File ids, each once, mapped by the project's own paths; names are exact (case).
+        let paths = db.file_paths(p.id).await.unwrap();
+        let named = |ids: Vec<i64>| -> Vec<String> {
+            let mut v: Vec<String> = ids.iter().map(|id| paths[id].clone()).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            named(db.file_ids_naming(p.id, "Shape").await.unwrap()),
+            ["src/a.rs", "src/z.rs"]
+        );
+        assert_eq!(
+            named(db.file_ids_naming(p.id, "shape").await.unwrap()),
+            ["src/m.rs"]
+        );
+        assert!(
+            db.file_ids_naming(p.id, "Nowhere")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            paths.len(),
+            3,
+            "the other project's files are not this one's: {paths:?}"
+        );
+    }
+
+    #[tokio::test]
     async fn a_file_round_trips_and_rewriting_replaces_it() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("index.db")).await.unwrap();

@@ -507,3 +507,103 @@ pub async fn wait_finished(mut rx: watch::Receiver<bool>, limit: Duration) -> bo
         .await
         .is_ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project of two files, indexed for real.
+    async fn indexed(dir: &Path) -> (Arc<ProjectManager>, ProjectRow) {
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "pub mod shape;\nuse crate::shape::Shape;\npub fn area(s: &Shape) -> u32 { s.side() }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("src/shape.rs"),
+            "pub struct Shape;\nimpl Shape {\n    pub fn side(&self) -> u32 { 1 }\n}\n",
+        )
+        .unwrap();
+        let db = Db::open(&dir.join("index.db")).await.unwrap();
+        let pm = ProjectManager::new(db);
+        let project = pm
+            .register(&dir.join("src").parent().unwrap().canonicalize().unwrap())
+            .await
+            .unwrap();
+        let mut done = pm.start_index(&project).await;
+        done.wait_for(|d| *d).await.unwrap();
+        (pm, project)
+    }
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn narrow_reads_answer_the_same_from_the_database_and_from_cached_usages() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pm, p) = indexed(dir.path()).await;
+        let id = p.id;
+        let kinds = names(&["use", "implements"]);
+
+        // Nothing cached: file ids through the index, imports through a kind filter.
+        let files = pm
+            .files_naming(id, &names(&["Shape", "side"]))
+            .await
+            .unwrap();
+        assert_eq!(files, ["src/lib.rs", "src/shape.rs"]);
+        // `side` is called in lib.rs; its definition is not a usage.
+        assert_eq!(
+            pm.files_naming(id, &names(&["side"])).await.unwrap(),
+            ["src/lib.rs"]
+        );
+        let imports = pm.references_of_kinds(id, "Shape", &kinds).await.unwrap();
+        assert_eq!(
+            imports
+                .iter()
+                .map(|r| (r.file_path.as_str(), r.line, r.kind.as_str()))
+                .collect::<Vec<_>>(),
+            [("src/lib.rs", 2, "use")]
+        );
+
+        // With the name's usage rows cached, the same answers are read off them.
+        let all = pm.references_to_name(id, "Shape").await.unwrap();
+        assert!(all.len() > imports.len(), "{all:?}");
+        assert_eq!(
+            pm.files_naming(id, &names(&["Shape", "side"]))
+                .await
+                .unwrap(),
+            files
+        );
+        assert_eq!(
+            pm.references_of_kinds(id, "Shape", &kinds).await.unwrap(),
+            imports
+        );
+        assert!(
+            pm.files_naming(id, &names(&["Nowhere"]))
+                .await
+                .unwrap()
+                .is_empty()
+        );
+
+        // An edit is seen: a new file naming `Shape` after a refresh.
+        std::fs::write(
+            dir.path().join("src/extra.rs"),
+            "use crate::shape::Shape;\npub fn unit() -> Shape { Shape }\n",
+        )
+        .unwrap();
+        pm.refresh(&p, &names(&["src/extra.rs"])).await.unwrap();
+        assert_eq!(
+            pm.files_naming(id, &names(&["Shape"])).await.unwrap(),
+            ["src/extra.rs", "src/lib.rs", "src/shape.rs"]
+        );
+        assert_eq!(
+            pm.references_of_kinds(id, "Shape", &kinds)
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+}
