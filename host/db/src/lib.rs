@@ -16,7 +16,7 @@ mod telemetry;
 pub use decisions::*;
 pub use deps::*;
 pub use edges::*;
-pub use search_rows::SearchRow;
+pub use search_rows::{RowOrder, SearchRow};
 pub use telemetry::*;
 
 use std::collections::HashMap;

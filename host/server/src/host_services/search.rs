@@ -11,7 +11,7 @@ use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use scryer_db::{DependencyIndex, SymbolRow};
+use scryer_db::{DependencyIndex, RowOrder, SymbolRow};
 use scryer_runtime::CallScope;
 use scryer_runtime::wit::{CallError, SearchHit, SearchPage, SearchScope};
 use scryer_search::{SearchError, SymbolIndex, normalize_crate_name};
@@ -142,17 +142,24 @@ fn hit_of(row: SymbolRow, score: f32, matched_terms: Vec<String>) -> SearchHit {
     }
 }
 
-/// Streams the symbols of project row `project_id` into an index builder.
+/// Streams the symbols of project row `project_id` into an index builder. A project's
+/// are added by row id, so score ties list definitions in file and source order; a
+/// dependency crate's as read (sorting ~100k rows in memory is not worth that order).
 fn fill_from(
     core: &Core,
     project_id: i64,
+    order: RowOrder,
     builder: &mut scryer_search::SymbolIndexBuilder,
 ) -> anyhow::Result<()> {
     core.handle
-        .block_on(core.projects.db().each_search_row(project_id, |row| {
-            builder.add(document(row))?;
-            Ok(())
-        }))
+        .block_on(
+            core.projects
+                .db()
+                .each_search_row(project_id, order, |row| {
+                    builder.add(document(row))?;
+                    Ok(())
+                }),
+        )
         .map(|_| ())
 }
 
@@ -193,7 +200,10 @@ fn crate_indexes(
             loop {
                 let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop();
                 let Some(id) = next else { break };
-                if let Err(e) = core.search.dependency(id, |b| fill_from(&core, id, b)) {
+                if let Err(e) = core
+                    .search
+                    .dependency(id, |b| fill_from(&core, id, RowOrder::AsRead, b))
+                {
                     let _ = tx.send(Err(format!("{e:#}")));
                     return;
                 }
@@ -277,7 +287,7 @@ impl HostImpl {
                 let ix = core
                     .search
                     .workspace(project.id, &project.root, generation, |b| {
-                        fill_from(core, project.id, b)
+                        fill_from(core, project.id, RowOrder::ById, b)
                     })
                     .map_err(internal)?;
                 let page = ix
