@@ -332,6 +332,9 @@ fn parse_changed(
             scope.spawn(move || {
                 let mut stamps = Vec::new();
                 loop {
+                    if extent == Extent::DefinitionsOnly {
+                        crate::foreground::yield_to_calls();
+                    }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
                     // Taken before the read: if the file changes after it, its stamp no
@@ -510,6 +513,9 @@ async fn run(
         report.symbols_written += writes.iter().map(|w| w.symbols.len()).sum::<usize>();
         report.references_written += writes.iter().map(|w| w.references.len()).sum::<usize>();
         let gone: &[String] = if first_write { &removed } else { &[] };
+        if extent == Extent::DefinitionsOnly {
+            crate::foreground::yield_to_calls_async().await;
+        }
         db.write_files(project.id, &writes, gone).await?;
         first_write = false;
     }

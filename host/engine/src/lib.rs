@@ -3,10 +3,12 @@
 //! - [`lang`]: the [`lang::Language`] trait, one module per language (Rust, Python,
 //!   TypeScript/JavaScript, Go), and [`lang::language_for`] to pick one by file name;
 //! - [`rust_lang`]: what a Rust file defines and uses (tree-sitter);
-//! - [`indexer`]: walking a project, hashing, parsing in parallel, writing in batches.
+//! - [`indexer`]: walking a project, hashing, parsing in parallel, writing in batches;
+//! - [`foreground`]: background indexing waits while agents' calls run.
 
 pub mod deps;
 pub mod edges;
+pub mod foreground;
 pub mod indexer;
 pub mod lang;
 pub mod model;

@@ -229,6 +229,8 @@ impl Server {
         // Freshness: the file the call names is checked before it runs, the files the
         // answer names after; if any changed, the call runs again on the fresh index.
         let reads_index = tool.reads_index;
+        // Dependency indexing in the background waits while this runs.
+        let _foreground = reads_index.then(scryer_engine::foreground::Call::start);
         let mut refreshed: Vec<String> = Vec::new();
         if let (true, Some(p)) = (reads_index, &project)
             && let Ok(Some(fp)) = host_str(&args, "file_path")
