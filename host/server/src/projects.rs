@@ -61,8 +61,11 @@ pub struct ProjectManager {
     /// The ids of the files that use a name, per project, at an index generation.
     files: std::sync::Mutex<NameCache<i64>>,
     /// Each project's file paths by id, at an index generation.
-    paths: std::sync::Mutex<HashMap<i64, (u64, Arc<HashMap<i64, String>>)>>,
+    paths: std::sync::Mutex<HashMap<i64, AtGeneration<HashMap<i64, String>>>>,
 }
+
+/// A value and the index generation it was read at.
+type AtGeneration<T> = (u64, Arc<T>);
 
 /// What was recently read about names. Attribution asks about the same common names
 /// (`new`, `Ok`, owner types and their accessors) across calls and many times within
@@ -71,7 +74,7 @@ pub struct ProjectManager {
 /// generation and while no run is writing, like `facts`.
 pub struct NameCache<V> {
     /// (project, key) → (generation read at, values).
-    entries: HashMap<(i64, String), (u64, Arc<Vec<V>>)>,
+    entries: HashMap<(i64, String), AtGeneration<Vec<V>>>,
     /// Values held in all entries: past [`MAX_CACHED_NAME_VALUES`] the cache starts over.
     held: usize,
 }
