@@ -393,14 +393,17 @@ pub fn file_stamp(path: &Path) -> Option<FileStamp> {
 
 /// Threads that parse while the one writer stores what they produce. The writer is the
 /// slower side of a full run (turso inserts and index upkeep cost more than parsing),
-/// so it gets a core of its own; a definitions-only run writes little and parses on all.
+/// so it gets a core of its own. A definitions-only run (a dependency crate, in the
+/// background) parses on one thread: on tokio's 160 locked crates, two threads peaked
+/// at 315 MB RSS and one at 232 MB, for 35 s of indexing instead of 26.
 fn parse_workers(extent: Extent) -> usize {
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
     match extent {
-        Extent::Full => cores.saturating_sub(1).max(1),
-        Extent::DefinitionsOnly => cores,
+        Extent::Full => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .saturating_sub(1)
+            .max(1),
+        Extent::DefinitionsOnly => 1,
     }
 }
 
