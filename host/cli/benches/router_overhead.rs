@@ -46,6 +46,18 @@ fn sym(s: scryer_runtime::wit::Symbol) -> Sym {
     }
 }
 
+fn site(r: scryer_runtime::wit::ReferenceSite) -> Site {
+    Site {
+        file_path: r.file_path,
+        line: r.line,
+        column: r.column,
+        kind: r.kind,
+        qualifier: r.qualifier,
+        enclosing_symbol: r.enclosing_symbol,
+        line_text: r.line_text,
+    }
+}
+
 impl Host for NativeHost {
     fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
         Ok(self
@@ -62,16 +74,21 @@ impl Host for NativeHost {
             .references_to_name(&self.scope, name, with_line_text)
             .map_err(err)?
             .into_iter()
-            .map(|r| Site {
-                file_path: r.file_path,
-                line: r.line,
-                column: r.column,
-                kind: r.kind,
-                qualifier: r.qualifier,
-                enclosing_symbol: r.enclosing_symbol,
-                line_text: r.line_text,
-            })
+            .map(site)
             .collect())
+    }
+    fn references_of_kinds(&self, name: &str, kinds: &[&str]) -> ToolResult<Vec<Site>> {
+        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+        Ok(self
+            .host
+            .references_of_kinds(&self.scope, name, &kinds)
+            .map_err(err)?
+            .into_iter()
+            .map(site)
+            .collect())
+    }
+    fn files_naming(&self, names: &[String]) -> ToolResult<Vec<String>> {
+        self.host.files_naming(&self.scope, names).map_err(err)
     }
     fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
         Ok(self

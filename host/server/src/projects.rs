@@ -110,6 +110,70 @@ impl<V> NameCache<V> {
     }
 }
 
+/// See [`ProjectManager::read_point`].
+#[derive(Clone, Copy)]
+struct ReadPoint {
+    project_id: i64,
+    generation: u64,
+    writing: bool,
+}
+
+/// `map`'s value for the project at `at`, else `read`'s answer (kept unless a run writes).
+async fn kept<V: Clone>(
+    map: &std::sync::Mutex<HashMap<i64, (u64, V)>>,
+    at: ReadPoint,
+    read: impl Future<Output = Result<V>>,
+) -> Result<V> {
+    let lock = || map.lock().unwrap_or_else(|p| p.into_inner());
+    if !at.writing
+        && let Some((g, v)) = lock().get(&at.project_id)
+        && *g == at.generation
+    {
+        return Ok(v.clone());
+    }
+    let fresh = read.await?;
+    if !at.writing {
+        lock().insert(at.project_id, (at.generation, fresh.clone()));
+    }
+    Ok(fresh)
+}
+
+/// What `cache` holds for `key` at `at`, when no run is writing.
+fn peek<V>(
+    cache: &std::sync::Mutex<NameCache<V>>,
+    at: ReadPoint,
+    key: &str,
+) -> Option<Arc<Vec<V>>> {
+    if at.writing {
+        return None;
+    }
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&(at.project_id, key.to_string()), at.generation)
+}
+
+/// `cache`'s entry for `key` at `at`, else `read`'s answer (kept unless a run writes).
+async fn cached<V>(
+    cache: &std::sync::Mutex<NameCache<V>>,
+    at: ReadPoint,
+    key: String,
+    read: impl Future<Output = Result<Vec<V>>>,
+) -> Result<Arc<Vec<V>>> {
+    if let Some(values) = peek(cache, at, &key) {
+        return Ok(values);
+    }
+    let values = Arc::new(read.await?);
+    if !at.writing {
+        cache.lock().unwrap_or_else(|p| p.into_inner()).put(
+            (at.project_id, key),
+            at.generation,
+            values.clone(),
+        );
+    }
+    Ok(values)
+}
+
 /// About 30 MB of usage rows on tokio-sized projects at most.
 const MAX_CACHED_NAME_VALUES: usize = 200_000;
 
@@ -138,29 +202,23 @@ impl ProjectManager {
             .unwrap_or(&0)
     }
 
-    /// The project's counts, from the cache while its index generation holds and no
-    /// run is writing (a run changes them file by file without a new generation).
+    /// Where a read stands: the project's index generation, taken before the query, and
+    /// whether a run is writing. Values read while a write lands are tagged with the
+    /// generation before it, which that write's bump retires; while a run writes (it
+    /// changes rows file by file without a new generation) nothing is served from a
+    /// cache or kept in one.
+    async fn read_point(&self, project_id: i64) -> ReadPoint {
+        ReadPoint {
+            project_id,
+            generation: self.generation(project_id),
+            writing: self.writing(project_id).await,
+        }
+    }
+
+    /// The project's counts: routers ask for them on every call.
     pub async fn facts(&self, project_id: i64) -> Result<Facts> {
-        let generation = self.generation(project_id);
-        let writing = self.writing(project_id).await;
-        if !writing
-            && let Some((g, f)) = self
-                .facts
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&project_id)
-            && *g == generation
-        {
-            return Ok(f.clone());
-        }
-        let fresh = self.db.facts(project_id).await?;
-        if !writing {
-            self.facts
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(project_id, (generation, fresh.clone()));
-        }
-        Ok(fresh)
+        let at = self.read_point(project_id).await;
+        kept(&self.facts, at, self.db.facts(project_id)).await
     }
 
     /// Every usage site of `name` in the project, ordered by file then line.
@@ -169,9 +227,10 @@ impl ProjectManager {
         project_id: i64,
         name: &str,
     ) -> Result<Arc<Vec<RefRow>>> {
-        self.cached(
+        let at = self.read_point(project_id).await;
+        cached(
             &self.usages,
-            project_id,
+            at,
             name.to_string(),
             self.db.references_to_name(project_id, name),
         )
@@ -185,7 +244,8 @@ impl ProjectManager {
         name: &str,
         kinds: &[String],
     ) -> Result<Arc<Vec<RefRow>>> {
-        if let Some(rows) = self.peek(&self.usages, project_id, name).await {
+        let at = self.read_point(project_id).await;
+        if let Some(rows) = peek(&self.usages, at, name) {
             return Ok(Arc::new(
                 rows.iter()
                     .filter(|r| kinds.contains(&r.kind))
@@ -197,106 +257,43 @@ impl ProjectManager {
         kinds.sort();
         kinds.dedup();
         let key = format!("{name}\u{1f}{}", kinds.join(","));
-        self.cached(
+        cached(
             &self.usages,
-            project_id,
+            at,
             key,
             self.db.references_of_kinds(project_id, name, &kinds),
         )
         .await
     }
 
-    /// The files that use any of `names`, sorted, each once.
+    /// The files that use any of `names`, sorted, each once: read off a name's cached
+    /// usage rows when there are some, else as file ids through the name index.
     pub async fn files_naming(&self, project_id: i64, names: &[String]) -> Result<Vec<String>> {
+        let at = self.read_point(project_id).await;
         let mut files = std::collections::BTreeSet::new();
         let mut ids = Vec::new();
         for name in names {
-            if let Some(rows) = self.peek(&self.usages, project_id, name).await {
+            if let Some(rows) = peek(&self.usages, at, name) {
                 files.extend(rows.iter().map(|r| r.file_path.clone()));
                 continue;
             }
-            let named = self
-                .cached(
-                    &self.files,
-                    project_id,
-                    name.clone(),
-                    self.db.file_ids_naming(project_id, name),
-                )
-                .await?;
+            let named = cached(
+                &self.files,
+                at,
+                name.clone(),
+                self.db.file_ids_naming(project_id, name),
+            )
+            .await?;
             ids.extend(named.iter().copied());
         }
         if !ids.is_empty() {
-            let paths = self.file_paths(project_id).await?;
+            let paths = kept(&self.paths, at, async {
+                Ok(Arc::new(self.db.file_paths(project_id).await?))
+            })
+            .await?;
             files.extend(ids.iter().filter_map(|id| paths.get(id).cloned()));
         }
         Ok(files.into_iter().collect())
-    }
-
-    /// The project's file paths by id, from the cache at its generation when no run is
-    /// writing (a run adds files without a new generation).
-    async fn file_paths(&self, project_id: i64) -> Result<Arc<HashMap<i64, String>>> {
-        let generation = self.generation(project_id);
-        let writing = self.writing(project_id).await;
-        let lock = || self.paths.lock().unwrap_or_else(|p| p.into_inner());
-        if !writing
-            && let Some((g, paths)) = lock().get(&project_id)
-            && *g == generation
-        {
-            return Ok(paths.clone());
-        }
-        let paths = Arc::new(self.db.file_paths(project_id).await?);
-        if !writing {
-            lock().insert(project_id, (generation, paths.clone()));
-        }
-        Ok(paths)
-    }
-
-    /// What `cache` holds for `key` at the project's generation, when no run is writing.
-    async fn peek<V>(
-        &self,
-        cache: &std::sync::Mutex<NameCache<V>>,
-        project_id: i64,
-        key: &str,
-    ) -> Option<Arc<Vec<V>>> {
-        let generation = self.generation(project_id);
-        if self.writing(project_id).await {
-            return None;
-        }
-        cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(project_id, key.to_string()), generation)
-    }
-
-    /// `cache`'s entry for `key`, else `read`'s answer (kept unless a run is writing).
-    async fn cached<V>(
-        &self,
-        cache: &std::sync::Mutex<NameCache<V>>,
-        project_id: i64,
-        key: String,
-        read: impl Future<Output = Result<Vec<V>>>,
-    ) -> Result<Arc<Vec<V>>> {
-        // Read before the query: values read while a write lands are tagged with the
-        // generation before it, which that write's bump retires.
-        let generation = self.generation(project_id);
-        let writing = self.writing(project_id).await;
-        let key = (project_id, key);
-        if !writing
-            && let Some(values) = cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&key, generation)
-        {
-            return Ok(values);
-        }
-        let values = Arc::new(read.await?);
-        if !writing {
-            cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .put(key, generation, values.clone());
-        }
-        Ok(values)
     }
 
     /// Whether an index run of the project is writing now.

@@ -47,6 +47,18 @@ fn sym(s: index::Symbol) -> Sym {
     }
 }
 
+fn site(r: index::ReferenceSite) -> Site {
+    Site {
+        file_path: r.file_path,
+        line: r.line,
+        column: r.column,
+        kind: r.kind,
+        qualifier: r.qualifier,
+        enclosing_symbol: r.enclosing_symbol,
+        line_text: r.line_text,
+    }
+}
+
 fn edge(e: index::Edge) -> Edge {
     Edge {
         kind: e.kind,
@@ -113,27 +125,11 @@ impl Host for WitHost {
         all(index::symbols_by_qualified_name(qualified_name), sym)
     }
     fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
-        all(index::references_to_name(name, with_line_text), |r| Site {
-            file_path: r.file_path,
-            line: r.line,
-            column: r.column,
-            kind: r.kind,
-            qualifier: r.qualifier,
-            enclosing_symbol: r.enclosing_symbol,
-            line_text: r.line_text,
-        })
+        all(index::references_to_name(name, with_line_text), site)
     }
     fn references_of_kinds(&self, name: &str, kinds: &[&str]) -> ToolResult<Vec<Site>> {
         let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-        all(index::references_of_kinds(name, &kinds), |r| Site {
-            file_path: r.file_path,
-            line: r.line,
-            column: r.column,
-            kind: r.kind,
-            qualifier: r.qualifier,
-            enclosing_symbol: r.enclosing_symbol,
-            line_text: None,
-        })
+        all(index::references_of_kinds(name, &kinds), site)
     }
     fn files_naming(&self, names: &[String]) -> ToolResult<Vec<String>> {
         index::files_naming(names).map_err(from_wit)

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use scryer_db::{ProjectRow, SymbolRow};
+use scryer_db::{ProjectRow, RefRow, SymbolRow};
 use scryer_runtime::wit::{CallError, IndexFacts, Level, ProjectStatus, ReferenceSite, Symbol};
 use scryer_runtime::{CallScope, HostServices};
 
@@ -53,6 +53,20 @@ pub(crate) fn symbol(s: SymbolRow) -> Symbol {
         end_line: s.end_line,
         signature: s.signature,
         docstring: s.docstring,
+    }
+}
+
+/// A stored usage row as the `index` interface gives it (rows are shared with the
+/// usage cache, so fields are copied).
+fn reference_site(r: &RefRow, line_text: Option<String>) -> ReferenceSite {
+    ReferenceSite {
+        file_path: r.file_path.clone(),
+        line: r.line,
+        column: r.column,
+        kind: r.kind.clone(),
+        qualifier: r.qualifier.clone(),
+        enclosing_symbol: r.enclosing_symbol.clone(),
+        line_text,
     }
 }
 
@@ -213,15 +227,7 @@ impl HostServices for HostImpl {
             .iter()
             .map(|r| {
                 let line_text = texts.remove(&(r.file_path.clone(), r.line));
-                ReferenceSite {
-                    file_path: r.file_path.clone(),
-                    line: r.line,
-                    column: r.column,
-                    kind: r.kind.clone(),
-                    qualifier: r.qualifier.clone(),
-                    enclosing_symbol: r.enclosing_symbol.clone(),
-                    line_text,
-                }
+                reference_site(r, line_text)
             })
             .collect())
     }
@@ -236,18 +242,7 @@ impl HostServices for HostImpl {
         let rows = self
             .block(self.core.projects.references_of_kinds(p.id, name, kinds))
             .map_err(internal)?;
-        Ok(rows
-            .iter()
-            .map(|r| ReferenceSite {
-                file_path: r.file_path.clone(),
-                line: r.line,
-                column: r.column,
-                kind: r.kind.clone(),
-                qualifier: r.qualifier.clone(),
-                enclosing_symbol: r.enclosing_symbol.clone(),
-                line_text: None,
-            })
-            .collect())
+        Ok(rows.iter().map(|r| reference_site(r, None)).collect())
     }
 
     fn files_naming(&self, scope: &CallScope, names: &[String]) -> Result<Vec<String>, CallError> {
