@@ -607,9 +607,16 @@ mod tests {
         .unwrap();
         let file_id = conn.last_insert_rowid();
         conn.execute(
-            "INSERT INTO symbol (project_id, file_id, name, kind, qualified_name, signature, \
-             start_line, end_line, name_line, name_column) VALUES (?1, ?2, ?3, 'function', ?4, ?5, 1, 1, 1, 8)",
-            (project_id, file_id, name, format!("foo::{name}"), format!("pub fn {name}()")),
+            "INSERT INTO symbol (id, project_id, file_id, name, kind, qualified_name, signature, \
+             start_line, end_line, name_line, name_column) VALUES (?6, ?1, ?2, ?3, 'function', ?4, ?5, 1, 1, 1, 8)",
+            (
+                project_id,
+                file_id,
+                name,
+                format!("foo::{name}"),
+                format!("pub fn {name}()"),
+                crate::file_rows::range(file_id).unwrap().0,
+            ),
         )
         .await
         .unwrap();

@@ -26,7 +26,8 @@ pub(crate) const SCHEMA: &[&str] = &[
     )",
     "CREATE INDEX IF NOT EXISTS edge_by_source ON edge (project_id, from_symbol)",
     "CREATE INDEX IF NOT EXISTS edge_by_target ON edge (project_id, to_name)",
-    "CREATE INDEX IF NOT EXISTS edge_by_file ON edge (file_id)",
+    // No index on `file_id`: a file's edges are a range of row ids (`file_rows`).
+    "DROP INDEX IF EXISTS edge_by_file",
 ];
 
 /// An edge as stored.
@@ -46,7 +47,6 @@ pub struct EdgeRow {
 /// The edge columns after `project_id, file_id`, in insert order.
 pub(crate) const EDGE_DATA_COLUMNS: &str =
     "kind, from_symbol, to_name, to_qualifier, site_kind, line, col";
-pub(crate) const DELETE_FILE_EDGES: &str = "DELETE FROM edge WHERE file_id = ?1";
 
 const EDGE_COLUMNS: &str =
     "e.kind, e.from_symbol, e.to_name, e.to_qualifier, e.site_kind, e.line, e.col, f.path";

@@ -8,6 +8,7 @@
 mod decisions;
 mod deps;
 mod edges;
+mod file_rows;
 mod row_diff;
 mod schema;
 mod search_rows;
@@ -160,12 +161,12 @@ struct RowInserter {
 }
 
 impl RowInserter {
-    /// Inserts into `table`: `project_id, file_id`, then its data columns.
+    /// Inserts into `table`: `id, project_id, file_id`, then its data columns.
     fn new(table: &row_diff::RowTable) -> Self {
-        let columns = table.columns.split(',').count() + 2;
+        let columns = table.columns.split(',').count() + 3;
         RowInserter {
             head: format!(
-                "INSERT INTO {} (project_id, file_id, {}) VALUES ",
+                "INSERT INTO {} (id, project_id, file_id, {}) VALUES ",
                 table.name, table.columns
             ),
             columns,
@@ -179,15 +180,18 @@ impl RowInserter {
         format!("{}{}", self.head, vec![row; rows].join(", "))
     }
 
-    /// Queues one row of `file_id` (`data`: the columns after `project_id, file_id`).
+    /// Queues one row of `file_id`, numbered by `ids` (`data`: the columns after
+    /// `project_id, file_id`).
     async fn push(
         &mut self,
         conn: &Connection,
         project_id: i64,
         file_id: i64,
+        ids: &mut file_rows::RowIds,
         data: Vec<Value>,
     ) -> Result<()> {
-        debug_assert_eq!(data.len() + 2, self.columns);
+        debug_assert_eq!(data.len() + 3, self.columns);
+        self.pending.push(Value::Integer(ids.take()?));
         self.pending.push(Value::Integer(project_id));
         self.pending.push(Value::Integer(file_id));
         self.pending.extend(data);
@@ -425,6 +429,22 @@ impl Db {
             None => None,
         };
         drop(rows);
+        if stored.is_some_and(|v| v < 4) {
+            // Rows from before 4 are not numbered within their file (`file_rows`), so no
+            // by-file read would find them: the stored index goes, and every project and
+            // dependency crate is indexed again (a project found incomplete at start-up
+            // is re-indexed before it answers as complete).
+            for stmt in [
+                "DELETE FROM edge",
+                "DELETE FROM ref_site",
+                "DELETE FROM symbol",
+                "DELETE FROM source_file",
+                "UPDATE project SET index_complete = 0",
+                "UPDATE dependency_crate SET indexed_at = NULL",
+            ] {
+                conn.execute(stmt, ()).await?;
+            }
+        }
         if stored.is_some_and(|v| v < SCHEMA_VERSION) {
             // Older rows lack what this version extracts (graph edges since 2): an empty
             // hash never matches, so every file is re-extracted by the next run.
@@ -627,13 +647,17 @@ impl Db {
         let mut find = conn
             .prepare("SELECT id FROM source_file WHERE project_id = ?1 AND path = ?2")
             .await?;
-        let mut del_sym = conn
-            .prepare("DELETE FROM symbol WHERE file_id = ?1")
-            .await?;
-        let mut del_ref = conn
-            .prepare("DELETE FROM ref_site WHERE file_id = ?1")
-            .await?;
-        let mut del_edge = conn.prepare(edges::DELETE_FILE_EDGES).await?;
+        let mut del_rows = Vec::new();
+        for table in row_diff::FILE_ROW_TABLES {
+            del_rows.push(
+                conn.prepare(&format!(
+                    "DELETE FROM {} WHERE {}",
+                    table.name,
+                    file_rows::in_file("id")
+                ))
+                .await?,
+            );
+        }
         let mut del_file = conn
             .prepare("DELETE FROM source_file WHERE id = ?1")
             .await?;
@@ -667,9 +691,10 @@ impl Db {
             find.reset()?;
             match existing {
                 Some(id) if gone => {
-                    del_sym.execute((id,)).await?;
-                    del_ref.execute((id,)).await?;
-                    del_edge.execute((id,)).await?;
+                    let range = file_rows::range(id)?;
+                    for del in &mut del_rows {
+                        del.execute(range).await?;
+                    }
                     del_file.execute((id,)).await?;
                 }
                 Some(id) => {
@@ -756,18 +781,22 @@ impl Db {
                     ]
                 })
                 .collect();
-            if let Some(id) = previous {
-                row_diff::reconcile_file(conn, id, &mut symbols, &mut references, &mut edges)
-                    .await?;
-            }
-            for row in symbols {
-                ins_sym.push(conn, project_id, file_id, row).await?;
-            }
-            for row in references {
-                ins_ref.push(conn, project_id, file_id, row).await?;
-            }
-            for row in edges {
-                ins_edge.push(conn, project_id, file_id, row).await?;
+            let next = match previous {
+                Some(id) => {
+                    row_diff::reconcile_file(conn, id, &mut symbols, &mut references, &mut edges)
+                        .await?
+                }
+                None => Default::default(),
+            };
+            for (ins, rows, next) in [
+                (&mut ins_sym, symbols, next.symbol),
+                (&mut ins_ref, references, next.reference),
+                (&mut ins_edge, edges, next.edge),
+            ] {
+                let mut ids = file_rows::RowIds::after(file_id, next)?;
+                for row in rows {
+                    ins.push(conn, project_id, file_id, &mut ids, row).await?;
+                }
             }
         }
         ins_sym.flush(conn).await?;
@@ -839,9 +868,10 @@ impl Db {
             .query(
                 format!(
                     "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
-                     WHERE s.file_id = ?1 ORDER BY s.start_line, s.end_line DESC"
+                     WHERE {} ORDER BY s.start_line, s.end_line DESC",
+                    file_rows::in_file("s.id")
                 ),
-                (file.id,),
+                file_rows::range(file.id)?,
             )
             .await?;
         let mut out = Vec::new();
@@ -1019,6 +1049,190 @@ mod tests {
             qualifier: None,
             enclosing_symbol: "demo::main".into(),
             file_path: String::new(),
+        }
+    }
+
+    /// `(id, file_id)` of every row of `table`.
+    async fn row_ids(db: &Db, table: &str) -> Vec<(i64, i64)> {
+        let conn = db.connect().await.unwrap();
+        let mut rows = conn
+            .query(&format!("SELECT id, file_id FROM {table} ORDER BY id"), ())
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await.unwrap() {
+            out.push((
+                int(col(&row, 0).unwrap()).unwrap(),
+                int(col(&row, 1).unwrap()).unwrap(),
+            ));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_files_rows_stay_in_its_id_range_through_edits_rewrites_and_removal() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db.register_project("/work/a", Some("a")).await.unwrap();
+        let refs = |names: &[&str]| -> Vec<RefRow> {
+            (1..)
+                .zip(names)
+                .map(|(line, n)| reference(n, line))
+                .collect()
+        };
+        let in_range = |rows: &[(i64, i64)]| {
+            rows.iter().all(|&(id, file)| {
+                let (start, end) = file_rows::range(file).unwrap();
+                (start..end).contains(&id)
+            })
+        };
+        let edges = |line: u32| {
+            vec![EdgeRow {
+                kind: "calls".into(),
+                from_symbol: "demo::main".into(),
+                to_name: "go".into(),
+                to_qualifier: None,
+                site_kind: "call".into(),
+                line,
+                column: 5,
+                file_path: String::new(),
+            }]
+        };
+        let mut a = write(
+            "src/a.rs",
+            "a1",
+            vec![sym("main", 1)],
+            refs(&["x", "y", "z"]),
+        );
+        a.edges = edges(2);
+        let b = write("src/b.rs", "b1", vec![sym("b", 1)], refs(&["x"]));
+        db.write_files(p.id, &[a, b], &[]).await.unwrap();
+        for table in ["symbol", "ref_site", "edge"] {
+            assert!(in_range(&row_ids(&db, table).await), "{table}");
+        }
+        let before = row_ids(&db, "ref_site").await;
+        assert_eq!(before.len(), 4);
+
+        // An edit keeps the unchanged rows (same ids) and numbers the new one past them.
+        let mut a = write(
+            "src/a.rs",
+            "a2",
+            vec![sym("main", 1)],
+            refs(&["x", "y", "z", "w"]),
+        );
+        a.edges = edges(2);
+        db.write_files(p.id, &[a], &[]).await.unwrap();
+        let after = row_ids(&db, "ref_site").await;
+        assert!(in_range(&after));
+        assert_eq!(after.len(), 5);
+        assert!(
+            before.iter().all(|r| after.contains(r)),
+            "kept rows kept their ids"
+        );
+        let a_file = before[0].1;
+        let newest = after.iter().filter(|r| r.1 == a_file).map(|r| r.0).max();
+        assert_eq!(newest, Some(file_rows::range(a_file).unwrap().0 + 3));
+
+        // A rewrite replaces them all; the outline reads the file's range only.
+        let a = write("src/a.rs", "a3", vec![sym("other", 4)], refs(&["q", "r"]));
+        db.write_files(p.id, &[a], &[]).await.unwrap();
+        assert!(in_range(&row_ids(&db, "ref_site").await));
+        let names = |rows: Vec<SymbolRow>| rows.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        let outline = db.file_symbols(p.id, "src/a.rs").await.unwrap().unwrap();
+        assert_eq!(names(outline), ["other"]);
+        let outline = db.file_symbols(p.id, "src/b.rs").await.unwrap().unwrap();
+        assert_eq!(names(outline), ["b"]);
+
+        // Removing a file removes its rows and nobody else's.
+        db.write_files(p.id, &[], &["src/a.rs".into()])
+            .await
+            .unwrap();
+        for table in ["symbol", "ref_site", "edge"] {
+            let left = row_ids(&db, table).await;
+            assert!(left.iter().all(|r| r.1 != a_file), "{table}: {left:?}");
+        }
+        assert_eq!(row_ids(&db, "ref_site").await.len(), 1);
+        assert_eq!(row_ids(&db, "symbol").await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_database_from_before_per_file_row_ids_is_indexed_again_from_scratch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        let db = Db::open(&path).await.unwrap();
+        let p = db.register_project("/work/a", Some("a")).await.unwrap();
+        let a = write(
+            "src/a.rs",
+            "a",
+            vec![sym("main", 1)],
+            vec![reference("x", 2)],
+        );
+        db.write_files(p.id, &[a], &[]).await.unwrap();
+        db.finish_index_run(p.id, 5, None).await.unwrap();
+        assert!(db.project(p.id).await.unwrap().unwrap().index_complete);
+        let conn = db.connect().await.unwrap();
+        conn.execute(
+            "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
+            (),
+        )
+        .await
+        .unwrap();
+        drop((conn, db));
+
+        let db = Db::open(&path).await.unwrap();
+        for table in ["symbol", "ref_site", "edge"] {
+            assert!(row_ids(&db, table).await.is_empty(), "{table} emptied");
+        }
+        assert_eq!(db.file(p.id, "src/a.rs").await.unwrap(), None);
+        let p = db.project(p.id).await.unwrap().unwrap();
+        assert!(
+            !p.index_complete,
+            "an emptied project is re-indexed before it answers"
+        );
+        // The next open keeps what the new version wrote.
+        let a = write("src/a.rs", "a", vec![sym("main", 1)], vec![]);
+        db.write_files(p.id, &[a], &[]).await.unwrap();
+        drop(db);
+        let db = Db::open(&path).await.unwrap();
+        assert_eq!(row_ids(&db, "symbol").await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn by_file_statements_read_a_range_of_row_ids_not_the_whole_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let conn = db.connect().await.unwrap();
+        for table in row_diff::FILE_ROW_TABLES {
+            let name = table.name;
+            for sql in [
+                format!("SELECT id FROM {name} WHERE {}", file_rows::in_file("id")),
+                format!(
+                    "SELECT s.id FROM {name} s JOIN source_file f ON f.id = s.file_id WHERE {}",
+                    file_rows::in_file("s.id")
+                ),
+                format!("DELETE FROM {name} WHERE {}", file_rows::in_file("id")),
+                format!(
+                    "UPDATE {name} SET file_id = file_id + 1 WHERE {}",
+                    file_rows::in_file("id")
+                ),
+            ] {
+                // The program seeks to the range's start and stops at its end; a whole
+                // table read would start with `Rewind` instead.
+                let mut rows = conn
+                    .query(&format!("EXPLAIN {sql}"), (1_i64, 2_i64))
+                    .await
+                    .unwrap();
+                let mut ops = Vec::new();
+                while let Some(row) = rows.next().await.unwrap() {
+                    if let Ok(Value::Text(op)) = row.get_value(1) {
+                        ops.push(op);
+                    }
+                }
+                assert!(
+                    ops.iter().any(|o| o == "SeekGE") && !ops.iter().any(|o| o == "Rewind"),
+                    "{sql}: {ops:?}"
+                );
+            }
         }
     }
 

@@ -22,7 +22,7 @@ use anyhow::{Context, Result};
 use similar::{Algorithm, DiffOp};
 use turso::{Connection, Value};
 
-use crate::{col, int};
+use crate::{col, file_rows, int};
 
 /// One table of per-file rows, as they are inserted and compared: its name, the data
 /// columns after `project_id, file_id` (in insert order) and which of them hold lines.
@@ -50,6 +50,18 @@ pub(crate) const EDGE_ROWS: RowTable = RowTable {
     columns: crate::edges::EDGE_DATA_COLUMNS,
     line_columns: &[5],
 };
+
+/// Every table whose rows belong to one file (numbered within it: `file_rows`).
+pub(crate) const FILE_ROW_TABLES: [&RowTable; 3] = [&SYMBOL_ROWS, &REF_ROWS, &EDGE_ROWS];
+
+/// Where each table's new rows of a reconciled file start: past every id its stored rows
+/// had (`None`: at the start of the file's range, its stored rows are all gone).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NextRowIds {
+    pub symbol: Option<i64>,
+    pub reference: Option<i64>,
+    pub edge: Option<i64>,
+}
 
 /// A shift with more steps than this is not worth an `UPDATE` whose `CASE` lists them
 /// all: the file was rewritten rather than edited, and its rows are replaced.
@@ -164,19 +176,23 @@ pub(crate) async fn reconcile_file(
     symbols: &mut Vec<Vec<Value>>,
     references: &mut Vec<Vec<Value>>,
     edges: &mut Vec<Vec<Value>>,
-) -> Result<()> {
+) -> Result<NextRowIds> {
     let stored_refs = stored_rows(conn, &REF_ROWS, file_id).await?;
     let shift = LineShift::between(
         &REF_ROWS,
         stored_refs.iter().map(|(_, v)| v.as_slice()),
         references.iter().map(Vec::as_slice),
     );
-    reconcile(conn, &REF_ROWS, file_id, stored_refs, &shift, references).await?;
-    for (table, rows) in [(&SYMBOL_ROWS, symbols), (&EDGE_ROWS, edges)] {
-        let stored = stored_rows(conn, table, file_id).await?;
-        reconcile(conn, table, file_id, stored, &shift, rows).await?;
-    }
-    Ok(())
+    let reference = reconcile(conn, &REF_ROWS, file_id, stored_refs, &shift, references).await?;
+    let stored = stored_rows(conn, &SYMBOL_ROWS, file_id).await?;
+    let symbol = reconcile(conn, &SYMBOL_ROWS, file_id, stored, &shift, symbols).await?;
+    let stored = stored_rows(conn, &EDGE_ROWS, file_id).await?;
+    let edge = reconcile(conn, &EDGE_ROWS, file_id, stored, &shift, edges).await?;
+    Ok(NextRowIds {
+        symbol,
+        reference,
+        edge,
+    })
 }
 
 /// A file's stored rows of `table`: (id, data values).
@@ -189,10 +205,12 @@ async fn stored_rows(
     let mut found = conn
         .query(
             &format!(
-                "SELECT id, {} FROM {} WHERE file_id = ?1",
-                table.columns, table.name
+                "SELECT id, {} FROM {} WHERE {}",
+                table.columns,
+                table.name,
+                file_rows::in_file("id")
             ),
-            (file_id,),
+            file_rows::range(file_id)?,
         )
         .await?;
     let mut rows = Vec::new();
@@ -210,7 +228,8 @@ async fn stored_rows(
 /// extraction), given how lines moved: stored rows that no longer exist are deleted,
 /// the rest have their lines shifted, and `rows` keeps only the rows still to insert.
 /// When most stored rows changed anyway, they are all deleted at once (far cheaper than
-/// one by one) and every row is inserted again.
+/// one by one) and every row is inserted again. Returns where the new rows' ids start
+/// ([`NextRowIds`]).
 async fn reconcile(
     conn: &Connection,
     table: &RowTable,
@@ -218,8 +237,10 @@ async fn reconcile(
     stored: Vec<(i64, Vec<Value>)>,
     shift: &LineShift,
     rows: &mut Vec<Vec<Value>>,
-) -> Result<()> {
+) -> Result<Option<i64>> {
     let stored_count = stored.len();
+    let past_stored = stored.iter().map(|(id, _)| id + 1).max();
+    let range = file_rows::range(file_id)?;
     // Stored rows as they will read after the shift, by a hash of their values; a hash
     // match is confirmed by comparing values.
     let mut by_hash: HashMap<u64, Vec<(i64, Vec<Value>)>> = HashMap::new();
@@ -247,11 +268,15 @@ async fn reconcile(
     let kept = already.iter().filter(|&&k| k).count();
     if (stored_count - kept) * 2 > stored_count {
         conn.execute(
-            &format!("DELETE FROM {} WHERE file_id = ?1", table.name),
-            (file_id,),
+            &format!(
+                "DELETE FROM {} WHERE {}",
+                table.name,
+                file_rows::in_file("id")
+            ),
+            range,
         )
         .await?;
-        return Ok(());
+        return Ok(None);
     }
     let mut flags = already.into_iter();
     rows.retain(|_| !flags.next().unwrap_or(false));
@@ -271,12 +296,16 @@ async fn reconcile(
             .collect::<Vec<_>>()
             .join(", ");
         conn.execute(
-            &format!("UPDATE {} SET {sets} WHERE file_id = ?1", table.name),
-            (file_id,),
+            &format!(
+                "UPDATE {} SET {sets} WHERE {}",
+                table.name,
+                file_rows::in_file("id")
+            ),
+            range,
         )
         .await?;
     }
-    Ok(())
+    Ok(past_stored)
 }
 
 fn line_of(row: &[Value], i: usize) -> i64 {

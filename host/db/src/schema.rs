@@ -5,7 +5,9 @@
 /// Bumped when what the indexer stores per file changes; a database written by an older
 /// version forgets its file hashes at open, so the next run re-extracts every file.
 /// 2: graph edges. 3: `Self` inside an impl is stored under the impl's type name.
-pub const SCHEMA_VERSION: i64 = 3;
+/// 4: per-file rows are numbered within their file (`file_rows`); older rows are not,
+/// so a database from before 4 loses its stored index at open and is indexed again.
+pub const SCHEMA_VERSION: i64 = 4;
 
 pub const STATEMENTS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -49,7 +51,9 @@ pub const STATEMENTS: &[&str] = &[
         name_column INTEGER NOT NULL
     )",
     "CREATE INDEX IF NOT EXISTS symbol_by_name ON symbol (project_id, name)",
-    "CREATE INDEX IF NOT EXISTS symbol_by_file ON symbol (file_id)",
+    // No index on `file_id` here or on the other per-file tables: a file's rows are a
+    // range of row ids (`file_rows`).
+    "DROP INDEX IF EXISTS symbol_by_file",
     "CREATE TABLE IF NOT EXISTS ref_site (
         id INTEGER PRIMARY KEY,
         project_id INTEGER NOT NULL,
@@ -67,7 +71,7 @@ pub const STATEMENTS: &[&str] = &[
     // tokio 5-10 % slower for little.
     "DROP INDEX IF EXISTS ref_site_by_name",
     "CREATE INDEX IF NOT EXISTS ref_site_by_name_file ON ref_site (project_id, name, file_id)",
-    "CREATE INDEX IF NOT EXISTS ref_site_by_file ON ref_site (file_id)",
+    "DROP INDEX IF EXISTS ref_site_by_file",
 ];
 
 /// Every statement applied at open, in order: the core tables above, then each area's
