@@ -146,7 +146,7 @@ pub async fn index(cli: &crate::Cli, path: &Path) -> Result<()> {
     let p = match index_via_daemon(&db, &root).await? {
         Some(p) => p,
         None => {
-            let server = crate::build_server(cli, &[], false).await?;
+            let server = crate::build_index_server(cli).await?;
             let p = server.index_path(&root).await?;
             IndexReply {
                 slug: p.slug,

@@ -227,7 +227,11 @@ impl Server {
         config: ServerConfig,
         installed: Option<scryer_runtime::installed::PluginHome>,
     ) -> Result<Server> {
-        tokio::task::spawn_blocking(tokens::warm_up).await?;
+        // Only routers' answers are counted: a server without any never needs the
+        // tokenizer (~50 ms to load).
+        if !config.plugins.is_empty() || installed.is_some() {
+            tokio::task::spawn_blocking(tokens::warm_up).await?;
+        }
         let db = Db::open(&config.db_path).await?;
         let db_for_telemetry = db.clone();
         let projects = projects::ProjectManager::new(db);
