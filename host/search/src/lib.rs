@@ -30,12 +30,13 @@ pub mod tokens;
 use std::collections::{BTreeMap, HashMap};
 
 use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::RamDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{
-    DocAddress, DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher,
-    TantivyDocument, Term,
+    DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher,
+    SingleSegmentIndexWriter, TantivyDocument, Term,
 };
 
 /// Why a search could not be answered.
@@ -113,9 +114,11 @@ const MAX_NAME_BYTES: usize = 256;
 /// BM25's `k1` as tantivy uses it: a term's score is below `idf * (1 + K1) * boost`.
 const BM25_K1: f32 = 1.2;
 
-/// Per-thread memory budget of the index writer. Generous, so a large crate still ends
-/// up in one or a few segments; the arena grows as needed rather than up front.
-const WRITER_MEMORY: usize = 128 * 1024 * 1024;
+/// Memory budget given to the index writer. A one-segment writer never flushes, so
+/// this only sizes its first term table (a third of it, capped by tantivy at 2^19
+/// entries); the table and the arena grow as a corpus needs. 15 MB gives small crates
+/// (most of the 160 tokio locks) a small table instead of the largest one.
+const WRITER_MEMORY: usize = 15_000_000;
 
 #[derive(Clone, Copy)]
 struct Fields {
@@ -271,8 +274,7 @@ pub fn check_query(query: &str) -> Result<()> {
 /// Builds a [`SymbolIndex`] one document at a time, so a large corpus can be streamed
 /// in without being held whole.
 pub struct SymbolIndexBuilder {
-    index: Index,
-    writer: IndexWriter<TantivyDocument>,
+    writer: SingleSegmentIndexWriter<TantivyDocument>,
     fields: Fields,
     count: u64,
 }
@@ -280,13 +282,14 @@ pub struct SymbolIndexBuilder {
 impl SymbolIndexBuilder {
     pub fn new() -> Result<SymbolIndexBuilder> {
         let (schema, fields) = schema();
-        let index = Index::builder().schema(schema).create_in_ram()?;
-        // One indexing thread (the caller tokenizes meanwhile) and one commit: merging
-        // segments in the background would only burn CPU.
-        let writer = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)?;
-        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        // One segment, written on the caller's thread: tantivy's threaded writer starts
+        // and ends threads of its own per index, and with 160 crate indexes built at once
+        // their memory was left behind in the heaps of threads that had ended
+        // (docs/learnings/memory.md, 2026-12-01).
+        let writer = Index::builder()
+            .schema(schema)
+            .single_segment_index_writer(RamDirectory::create(), WRITER_MEMORY)?;
         Ok(SymbolIndexBuilder {
-            index,
             writer,
             fields,
             count: 0,
@@ -339,11 +342,9 @@ impl SymbolIndexBuilder {
         self.count == 0
     }
 
-    pub fn finish(mut self) -> Result<SymbolIndex> {
-        self.writer.commit()?;
-        self.writer.wait_merging_threads()?;
-        let reader = self
-            .index
+    pub fn finish(self) -> Result<SymbolIndex> {
+        let index = self.writer.finalize()?;
+        let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
