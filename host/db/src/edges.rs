@@ -1,9 +1,15 @@
 //! Graph edges (`calls`, `implements`, `instantiates`, `reexports`) between symbols,
-//! written with each file's index rows and read by direction.
+//! read by direction.
 //!
 //! The source of an edge is exact (the qualified name of the symbol it is written in);
 //! the target is the name as written, tied to a definition at query time (ADR 0002), so
 //! an edit to one file never leaves another file's edges pointing at a stale target.
+//!
+//! Edges at call sites (`calls`, and `instantiates` by a call such as `Point(1, 2)`) are
+//! the `call` / `method_call` references themselves, read as edges ([`call_edge_kind`]);
+//! only the extractor's other edges (implementations, constructions by path, re-exports)
+//! have rows in `edge` (ADR 0013: storing 31.9k call edges of tokio beside their 31.9k
+//! references cost ~6 % of a cold index).
 
 use anyhow::Result;
 use turso::Row;
@@ -28,7 +34,31 @@ pub(crate) const SCHEMA: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS edge_by_target ON edge (project_id, to_name)",
     // No index on `file_id`: a file's edges are a range of row ids (`file_rows`).
     "DROP INDEX IF EXISTS edge_by_file",
+    // Call edges by their caller: the call references, by the symbol they are in.
+    "CREATE INDEX IF NOT EXISTS ref_site_calls_by_caller ON ref_site (project_id, enclosing_symbol) \
+     WHERE kind IN ('call', 'method_call')",
 ];
+
+/// Usage kinds of the references that are also call edges.
+pub const CALL_SITE_KINDS: [&str; 2] = ["call", "method_call"];
+
+/// The edge a call reference to `name` is, in a file of `language`: a plain call of an
+/// upper-case name constructs a tuple struct, a variant or a class (`Some(x)`,
+/// `Point(1, 2)`, `Parser()`), except in Go, where an upper-case name is merely exported.
+pub fn call_edge_kind(language: &str, site_kind: &str, name: &str) -> &'static str {
+    let upper = name.chars().next().is_some_and(char::is_uppercase);
+    if site_kind == "call" && language != "go" && upper {
+        "instantiates"
+    } else {
+        "calls"
+    }
+}
+
+/// Whether an edge is one of the call references' ([`CALL_SITE_KINDS`]) rather than a
+/// row of its own.
+pub fn is_call_site_edge(site_kind: &str) -> bool {
+    CALL_SITE_KINDS.contains(&site_kind)
+}
 
 /// An edge as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,23 +97,31 @@ fn edge_from(row: &Row) -> Result<EdgeRow> {
 impl Db {
     /// Edges written inside the symbol(s) named `from_symbol`, by file then line.
     pub async fn edges_from(&self, project_id: i64, from_symbol: &str) -> Result<Vec<EdgeRow>> {
-        self.edges_where("e.from_symbol = ?2", project_id, from_symbol)
-            .await
+        self.edges_where(
+            "e.from_symbol = ?2",
+            "r.enclosing_symbol = ?2",
+            project_id,
+            from_symbol,
+        )
+        .await
     }
 
     /// Edges whose written target is the bare name `to_name`, by file then line.
     pub async fn edges_to(&self, project_id: i64, to_name: &str) -> Result<Vec<EdgeRow>> {
-        self.edges_where("e.to_name = ?2", project_id, to_name)
+        self.edges_where("e.to_name = ?2", "r.name = ?2", project_id, to_name)
             .await
     }
 
+    /// The stored edges matching `filter` and the call references matching `call_filter`.
     async fn edges_where(
         &self,
         filter: &str,
+        call_filter: &str,
         project_id: i64,
         value: &str,
     ) -> Result<Vec<EdgeRow>> {
         let conn = self.reader().await?;
+        let mut out = Vec::new();
         let mut rows = conn
             .query(
                 format!(
@@ -93,10 +131,37 @@ impl Db {
                 (project_id, value),
             )
             .await?;
-        let mut out = Vec::new();
         while let Some(row) = rows.next().await? {
             out.push(edge_from(&row)?);
         }
+        drop(rows);
+        // After the stored edges: at one position, the extractor's edge came first.
+        let mut calls = conn
+            .query(
+                format!(
+                    "SELECT r.name, r.kind, r.qualifier, r.enclosing_symbol, r.line, r.col, f.path, \
+                     f.language FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+                     WHERE r.project_id = ?1 AND {call_filter} AND r.kind IN ('call', 'method_call')"
+                ),
+                (project_id, value),
+            )
+            .await?;
+        while let Some(row) = calls.next().await? {
+            let name = text(col(&row, 0)?).unwrap_or_default();
+            let site_kind = text(col(&row, 1)?).unwrap_or_default();
+            let language = text(col(&row, 7)?).unwrap_or_default();
+            out.push(EdgeRow {
+                kind: call_edge_kind(&language, &site_kind, &name).to_string(),
+                from_symbol: text(col(&row, 3)?).unwrap_or_default(),
+                to_qualifier: text(col(&row, 2)?),
+                to_name: name,
+                site_kind,
+                line: int(col(&row, 4)?).unwrap_or(0) as u32,
+                column: int(col(&row, 5)?).unwrap_or(0) as u32,
+                file_path: text(col(&row, 6)?).unwrap_or_default(),
+            });
+        }
+        drop(calls);
         // Sorted here: turso's ORDER BY over the join costs more than the query itself.
         out.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
         Ok(out)
@@ -106,33 +171,55 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::FileWrite;
+    use crate::{FileWrite, RefRow};
 
-    fn call(from: &str, to: &str, line: u32) -> EdgeRow {
+    /// A call reference: stored as a reference, read as an edge too.
+    fn call(from: &str, to: &str, line: u32) -> RefRow {
+        RefRow {
+            name: to.into(),
+            kind: "call".into(),
+            line,
+            column: 5,
+            qualifier: None,
+            enclosing_symbol: from.into(),
+            file_path: String::new(),
+        }
+    }
+
+    fn implements(from: &str, to: &str, line: u32) -> EdgeRow {
         EdgeRow {
-            kind: "calls".into(),
+            kind: "implements".into(),
             from_symbol: from.into(),
             to_name: to.into(),
             to_qualifier: None,
-            site_kind: "call".into(),
+            site_kind: "type".into(),
             line,
             column: 5,
             file_path: String::new(),
         }
     }
 
-    fn file(path: &str, edges: Vec<EdgeRow>) -> FileWrite {
+    fn file(path: &str, language: &str, calls: Vec<RefRow>, edges: Vec<EdgeRow>) -> FileWrite {
         FileWrite {
             path: path.into(),
-            content_hash: format!("{path}-{}", edges.len()),
+            content_hash: format!("{path}-{}-{}", calls.len(), edges.len()),
             size: 1,
-            language: "rust".into(),
+            language: language.into(),
             parse_errors: false,
             line_count: 10,
             symbols: Vec::new(),
-            references: Vec::new(),
+            references: calls,
             edges,
         }
+    }
+
+    #[test]
+    fn a_call_of_an_upper_case_name_instantiates_except_in_go() {
+        assert_eq!(call_edge_kind("rust", "call", "Point"), "instantiates");
+        assert_eq!(call_edge_kind("python", "call", "Parser"), "instantiates");
+        assert_eq!(call_edge_kind("go", "call", "NewServer"), "calls");
+        assert_eq!(call_edge_kind("rust", "method_call", "Run"), "calls");
+        assert_eq!(call_edge_kind("rust", "call", "helper"), "calls");
     }
 
     #[tokio::test]
@@ -147,17 +234,30 @@ mod tests {
             .register_project("/work/other", Some("other"))
             .await
             .unwrap();
+        // A call edge handed in with the file is not stored twice: the reference is it.
+        let mut stray = implements("demo::a::main", "helper", 4);
+        stray.kind = "calls".into();
+        stray.site_kind = "call".into();
         db.write_files(
             p.id,
             &[
-                file("src/b.rs", vec![call("demo::b::run", "helper", 7)]),
+                file(
+                    "src/b.rs",
+                    "rust",
+                    vec![call("demo::b::run", "helper", 7)],
+                    vec![],
+                ),
                 file(
                     "src/a.rs",
+                    "rust",
                     vec![
                         call("demo::a::main", "run", 3),
                         call("demo::a::main", "helper", 4),
+                        call("demo::a::main", "Point", 6),
                     ],
+                    vec![implements("demo::a::main", "Shape", 2), stray],
                 ),
+                file("main.go", "go", vec![call("main::run", "Point", 1)], vec![]),
             ],
             &[],
         )
@@ -165,20 +265,37 @@ mod tests {
         .unwrap();
         db.write_files(
             other.id,
-            &[file("src/a.rs", vec![call("other::x", "helper", 1)])],
+            &[file(
+                "src/a.rs",
+                "rust",
+                vec![call("other::x", "helper", 1)],
+                vec![],
+            )],
             &[],
         )
         .await
         .unwrap();
 
         let out = db.edges_from(p.id, "demo::a::main").await.unwrap();
-        let targets: Vec<(&str, u32, &str)> = out
+        let targets: Vec<(&str, &str, u32, &str)> = out
             .iter()
-            .map(|e| (e.to_name.as_str(), e.line, e.file_path.as_str()))
+            .map(|e| {
+                (
+                    e.kind.as_str(),
+                    e.to_name.as_str(),
+                    e.line,
+                    e.file_path.as_str(),
+                )
+            })
             .collect();
         assert_eq!(
             targets,
-            vec![("run", 3, "src/a.rs"), ("helper", 4, "src/a.rs")]
+            vec![
+                ("implements", "Shape", 2, "src/a.rs"),
+                ("calls", "run", 3, "src/a.rs"),
+                ("calls", "helper", 4, "src/a.rs"),
+                ("instantiates", "Point", 6, "src/a.rs"),
+            ]
         );
 
         let into = db.edges_to(p.id, "helper").await.unwrap();
@@ -188,19 +305,56 @@ mod tests {
             vec!["demo::a::main", "demo::b::run"],
             "ordered by file, other project excluded"
         );
+        let into = db.edges_to(p.id, "Point").await.unwrap();
+        let kinds: Vec<(&str, &str)> = into
+            .iter()
+            .map(|e| (e.file_path.as_str(), e.kind.as_str()))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![("main.go", "calls"), ("src/a.rs", "instantiates")]
+        );
 
         // Rewriting a file replaces its edges; removing it drops them.
         db.write_files(
             p.id,
-            &[file("src/a.rs", vec![call("demo::a::main", "run", 9)])],
+            &[file(
+                "src/a.rs",
+                "rust",
+                vec![call("demo::a::main", "run", 9)],
+                vec![],
+            )],
             &["src/b.rs".into()],
         )
         .await
         .unwrap();
         assert!(db.edges_to(p.id, "helper").await.unwrap().is_empty());
-        assert_eq!(
-            db.edges_from(p.id, "demo::a::main").await.unwrap()[0].line,
-            9
-        );
+        let out = db.edges_from(p.id, "demo::a::main").await.unwrap();
+        assert_eq!((out.len(), out[0].line), (1, 9));
+    }
+
+    #[tokio::test]
+    async fn call_edges_by_caller_are_an_index_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let conn = db.connect().await.unwrap();
+        let mut rows = conn
+            .query(
+                "EXPLAIN QUERY PLAN SELECT r.name FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+                 WHERE r.project_id = ?1 AND r.enclosing_symbol = ?2 AND r.kind IN ('call', 'method_call')",
+                (1_i64, "x"),
+            )
+            .await
+            .unwrap();
+        let mut plan = String::new();
+        while let Some(row) = rows.next().await.unwrap() {
+            for i in 0..row.column_count() {
+                if let Ok(turso::Value::Text(t)) = row.get_value(i) {
+                    plan.push_str(&t);
+                    plan.push('\n');
+                }
+            }
+        }
+        assert!(plan.contains("ref_site_calls_by_caller"), "{plan}");
     }
 }

@@ -106,6 +106,8 @@ pub struct FileWrite {
     pub line_count: i64,
     pub symbols: Vec<SymbolRow>,
     pub references: Vec<RefRow>,
+    /// The file's edges. Those at call sites ([`is_call_site_edge`]) are left out when
+    /// written: they are read from `references` ([`edges`](crate::edges) module docs).
     pub edges: Vec<EdgeRow>,
 }
 
@@ -769,6 +771,7 @@ impl Db {
             let mut edges: Vec<Vec<Value>> = w
                 .edges
                 .iter()
+                .filter(|e| !is_call_site_edge(&e.site_kind))
                 .map(|e| {
                     vec![
                         Value::Text(e.kind.clone()),

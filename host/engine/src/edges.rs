@@ -1,32 +1,26 @@
 //! Graph edges of one file: the extractor's own (implementations, constructions,
 //! re-exports) plus calls, which every language records as `call` / `method_call`
-//! references and which are derived here once for all of them.
+//! references. Only the extractor's own are stored; the database reads the call
+//! references as edges with the same rule ([`scryer_db::call_edge_kind`], ADR 0013).
 
 use crate::model::{Edge, EdgeKind, FileSymbols, ReferenceKind};
 
-/// Every edge of an extracted file, in source order.
-///
-/// A plain call whose name starts with an upper-case letter constructs a tuple struct,
-/// a variant or a class (`Some(x)`, `Point(1, 2)`, `Parser()`), except in Go, where an
-/// upper-case name is merely exported.
+/// Every edge of an extracted file, in source order: what a graph read of the stored
+/// file gives.
 pub fn file_edges(language: &str, file: &FileSymbols) -> Vec<Edge> {
     let mut edges = file.edges.clone();
     for r in &file.references {
-        let kind = match r.kind {
-            ReferenceKind::Call if language != "go" && starts_upper(&r.name) => {
-                EdgeKind::Instantiates
-            }
-            ReferenceKind::Call | ReferenceKind::MethodCall => EdgeKind::Calls,
-            _ => continue,
+        if !matches!(r.kind, ReferenceKind::Call | ReferenceKind::MethodCall) {
+            continue;
+        }
+        let kind = match scryer_db::call_edge_kind(language, r.kind.as_str(), &r.name) {
+            "instantiates" => EdgeKind::Instantiates,
+            _ => EdgeKind::Calls,
         };
         edges.push(Edge::at(kind, &r.enclosing_symbol, r));
     }
     edges.sort_by_key(|e| (e.line, e.column));
     edges
-}
-
-fn starts_upper(name: &str) -> bool {
-    name.chars().next().is_some_and(char::is_uppercase)
 }
 
 #[cfg(test)]

@@ -254,8 +254,12 @@ fn parse_file(file: &SourceFile, bytes: &[u8], hash: String, edited: bool) -> Fi
     } else {
         file.language.extract(&source, &file.module_path, &file.rel)
     };
-    let edges = crate::edges::file_edges(file.language.name(), &extracted)
-        .into_iter()
+    // The extractor's own edges; those at call sites are the call references, read as
+    // edges by the database (ADR 0013).
+    let edges = extracted
+        .edges
+        .iter()
+        .cloned()
         .map(|e| EdgeRow {
             kind: e.kind.as_str().to_string(),
             from_symbol: e.from_symbol,
