@@ -60,6 +60,22 @@ pub fn is_call_site_edge(site_kind: &str) -> bool {
     CALL_SITE_KINDS.contains(&site_kind)
 }
 
+/// A call reference's caller, as `edges_from` selects it.
+const CALLER_FILTER: &str = "r.enclosing_symbol = ?2";
+
+/// The call references of a project matching `filter` (on `r`, the value as `?2`),
+/// with what makes them edges: name, kind, qualifier, enclosing symbol, line, column,
+/// file path and language. Its `kind` condition implies `ref_site_calls_by_caller`'s,
+/// so the planner can read that index.
+fn call_references_sql(filter: &str) -> String {
+    let kinds = CALL_SITE_KINDS.map(|k| format!("'{k}'")).join(", ");
+    format!(
+        "SELECT r.name, r.kind, r.qualifier, r.enclosing_symbol, r.line, r.col, f.path, \
+         f.language FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+         WHERE r.project_id = ?1 AND {filter} AND r.kind IN ({kinds})"
+    )
+}
+
 /// An edge as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EdgeRow {
@@ -97,13 +113,8 @@ fn edge_from(row: &Row) -> Result<EdgeRow> {
 impl Db {
     /// Edges written inside the symbol(s) named `from_symbol`, by file then line.
     pub async fn edges_from(&self, project_id: i64, from_symbol: &str) -> Result<Vec<EdgeRow>> {
-        self.edges_where(
-            "e.from_symbol = ?2",
-            "r.enclosing_symbol = ?2",
-            project_id,
-            from_symbol,
-        )
-        .await
+        self.edges_where("e.from_symbol = ?2", CALLER_FILTER, project_id, from_symbol)
+            .await
     }
 
     /// Edges whose written target is the bare name `to_name`, by file then line.
@@ -137,14 +148,7 @@ impl Db {
         drop(rows);
         // After the stored edges: at one position, the extractor's edge came first.
         let mut calls = conn
-            .query(
-                format!(
-                    "SELECT r.name, r.kind, r.qualifier, r.enclosing_symbol, r.line, r.col, f.path, \
-                     f.language FROM ref_site r JOIN source_file f ON f.id = r.file_id \
-                     WHERE r.project_id = ?1 AND {call_filter} AND r.kind IN ('call', 'method_call')"
-                ),
-                (project_id, value),
-            )
+            .query(call_references_sql(call_filter), (project_id, value))
             .await?;
         while let Some(row) = calls.next().await? {
             let name = text(col(&row, 0)?).unwrap_or_default();
@@ -340,8 +344,7 @@ mod tests {
         let conn = db.connect().await.unwrap();
         let mut rows = conn
             .query(
-                "EXPLAIN QUERY PLAN SELECT r.name FROM ref_site r JOIN source_file f ON f.id = r.file_id \
-                 WHERE r.project_id = ?1 AND r.enclosing_symbol = ?2 AND r.kind IN ('call', 'method_call')",
+                format!("EXPLAIN QUERY PLAN {}", call_references_sql(CALLER_FILTER)),
                 (1_i64, "x"),
             )
             .await

@@ -1055,13 +1055,10 @@ mod tests {
         }
     }
 
-    /// `(id, file_id)` of every row of `table`.
-    async fn row_ids(db: &Db, table: &str) -> Vec<(i64, i64)> {
+    /// The two integer columns of every row `sql` selects.
+    async fn int_pairs(db: &Db, sql: &str, params: impl turso::IntoParams) -> Vec<(i64, i64)> {
         let conn = db.connect().await.unwrap();
-        let mut rows = conn
-            .query(&format!("SELECT id, file_id FROM {table} ORDER BY id"), ())
-            .await
-            .unwrap();
+        let mut rows = conn.query(sql, params).await.unwrap();
         let mut out = Vec::new();
         while let Some(row) = rows.next().await.unwrap() {
             out.push((
@@ -1070,6 +1067,12 @@ mod tests {
             ));
         }
         out
+    }
+
+    /// `(id, file_id)` of every row of `table`.
+    async fn row_ids(db: &Db, table: &str) -> Vec<(i64, i64)> {
+        let sql = format!("SELECT id, file_id FROM {table} ORDER BY id");
+        int_pairs(db, &sql, ()).await
     }
 
     #[tokio::test]
@@ -1420,23 +1423,9 @@ mod tests {
 
     /// (id, line) of `path`'s references, by line.
     async fn ref_ids(db: &Db, path: &str) -> Vec<(i64, i64)> {
-        let conn = db.connect().await.unwrap();
-        let mut rows = conn
-            .query(
-                "SELECT r.id, r.line FROM ref_site r JOIN source_file f ON f.id = r.file_id \
-                 WHERE f.path = ?1 ORDER BY r.line, r.id",
-                (path,),
-            )
-            .await
-            .unwrap();
-        let mut out = Vec::new();
-        while let Some(r) = rows.next().await.unwrap() {
-            out.push((
-                int(col(&r, 0).unwrap()).unwrap(),
-                int(col(&r, 1).unwrap()).unwrap(),
-            ));
-        }
-        out
+        let sql = "SELECT r.id, r.line FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+                   WHERE f.path = ?1 ORDER BY r.line, r.id";
+        int_pairs(db, sql, (path,)).await
     }
 
     #[tokio::test]
