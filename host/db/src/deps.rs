@@ -87,6 +87,9 @@ pub struct DependencyIndex {
     /// The project row holding the crate's index; `Some` only once an index run over it
     /// finished (a crate being indexed, or never indexed, has `None`).
     pub index_project_id: Option<i64>,
+    /// When that index run finished (RFC 3339, whole seconds), with `index_project_id`:
+    /// together they name the run, and so what an index derived from it was built from.
+    pub indexed_at: Option<String>,
     /// The registry source directory, when the sources were found.
     pub source_root: Option<String>,
     /// Why the crate is not indexed, when it is not.
@@ -146,7 +149,8 @@ impl Known {
 }
 
 const DEPENDENCY_COLUMNS: &str = "d.name, d.version, \
-     CASE WHEN d.indexed_at IS NOT NULL THEN d.index_project_id END, d.source_root, d.note";
+     CASE WHEN d.indexed_at IS NOT NULL THEN d.index_project_id END, d.source_root, d.note, \
+     d.indexed_at";
 
 fn dependency_from(row: &turso::Row) -> Result<DependencyIndex> {
     Ok(DependencyIndex {
@@ -155,6 +159,7 @@ fn dependency_from(row: &turso::Row) -> Result<DependencyIndex> {
         index_project_id: int(col(row, 2)?),
         source_root: text(col(row, 3)?),
         note: text(col(row, 4)?),
+        indexed_at: text(col(row, 5)?),
     })
 }
 
@@ -715,6 +720,7 @@ mod tests {
                     crate_name: "foo".into(),
                     version: "1.2.3".into(),
                     index_project_id: Some(index.id),
+                    indexed_at: listed[0].indexed_at.clone(),
                     source_root: Some("/reg/foo-1.2.3".into()),
                     note: None,
                 },
@@ -722,11 +728,13 @@ mod tests {
                     crate_name: "gone".into(),
                     version: "0.1.0".into(),
                     index_project_id: None,
+                    indexed_at: None,
                     source_root: None,
                     note: Some("missing".into()),
                 },
             ]
         );
+        assert!(listed[0].indexed_at.as_deref().is_some_and(|t| t.ends_with('Z')));
         assert!(db.pending_dependencies(None).await.unwrap().is_empty());
 
         // The index project is hidden from the user's project list and selectors.

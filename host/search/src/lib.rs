@@ -25,17 +25,19 @@
 //! name exactly, case included (`Mutex`, not `mutex`), adds that bonus twice, so the
 //! case the agent typed decides between `Mutex` the type and `mutex` the method.
 
+pub mod stored;
 pub mod tokens;
 
 use std::collections::{BTreeMap, HashMap};
 
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::RamDirectory;
+use tantivy::indexer::{IndexWriterOptions, NoMergePolicy};
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{
-    DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher,
+    DocAddress, DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher,
     SingleSegmentIndexWriter, TantivyDocument, Term,
 };
 
@@ -271,28 +273,75 @@ pub fn check_query(query: &str) -> Result<()> {
     prepare(query).map(|_| ())
 }
 
+/// Memory an on-disk build holds before it writes a segment out (tantivy's minimum).
+/// It bounds the build of a large crate: windows-sys in one in-memory segment raised the
+/// process's peak by ~120 MiB (docs/learnings/memory.md, 2026-12-01).
+const DISK_WRITER_MEMORY: usize = 15_000_000;
+
+enum Writer {
+    /// One segment in memory, written on the caller's thread: tantivy's threaded writer
+    /// starts and ends threads of its own per index, and the memory of an in-memory index
+    /// they wrote stayed in the heaps of threads that had ended
+    /// (docs/learnings/memory.md, 2026-12-01).
+    Ram(SingleSegmentIndexWriter<TantivyDocument>),
+    /// Segments written to a directory whenever [`DISK_WRITER_MEMORY`] is used up, by one
+    /// indexing thread of tantivy's. What the index holds ends on disk, so nothing of it
+    /// stays in those threads' heaps.
+    Disk {
+        index: Index,
+        writer: IndexWriter<TantivyDocument>,
+    },
+}
+
 /// Builds a [`SymbolIndex`] one document at a time, so a large corpus can be streamed
 /// in without being held whole.
 pub struct SymbolIndexBuilder {
-    writer: SingleSegmentIndexWriter<TantivyDocument>,
+    writer: Writer,
     fields: Fields,
     count: u64,
+    /// Tests cut an on-disk index into segments of this many documents, as a corpus
+    /// larger than the writer's memory is cut.
+    #[cfg(test)]
+    segment_docs: Option<u64>,
 }
 
 impl SymbolIndexBuilder {
+    /// A builder of an index held in memory, as one segment.
     pub fn new() -> Result<SymbolIndexBuilder> {
         let (schema, fields) = schema();
-        // One segment, written on the caller's thread: tantivy's threaded writer starts
-        // and ends threads of its own per index, and with 160 crate indexes built at once
-        // their memory was left behind in the heaps of threads that had ended
-        // (docs/learnings/memory.md, 2026-12-01).
         let writer = Index::builder()
             .schema(schema)
             .single_segment_index_writer(RamDirectory::create(), WRITER_MEMORY)?;
         Ok(SymbolIndexBuilder {
-            writer,
+            writer: Writer::Ram(writer),
             fields,
             count: 0,
+            #[cfg(test)]
+            segment_docs: None,
+        })
+    }
+
+    /// A builder of an index kept in `dir` (an existing, empty directory), read back
+    /// through memory maps; see [`stored`] for keeping one across runs.
+    pub fn in_directory(dir: &std::path::Path) -> Result<SymbolIndexBuilder> {
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(dir, schema)?;
+        let writer = index.writer_with_options(
+            IndexWriterOptions::builder()
+                .memory_budget_per_thread(DISK_WRITER_MEMORY)
+                .num_worker_threads(1)
+                .num_merge_threads(1)
+                .build(),
+        )?;
+        // Segments are never merged: merging would hold two of them at once, and a search
+        // over a few segments of one crate costs next to nothing more.
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        Ok(SymbolIndexBuilder {
+            writer: Writer::Disk { index, writer },
+            fields,
+            count: 0,
+            #[cfg(test)]
+            segment_docs: None,
         })
     }
 
@@ -328,7 +377,16 @@ impl SymbolIndexBuilder {
             }
             doc.add_pre_tokenized_text(fields.krate, pre_tokenized(toks));
         }
-        self.writer.add_document(doc)?;
+        match &mut self.writer {
+            Writer::Ram(w) => w.add_document(doc)?,
+            Writer::Disk { writer, .. } => {
+                writer.add_document(doc)?;
+                #[cfg(test)]
+                if self.segment_docs.is_some_and(|n| (self.count + 1) % n == 0) {
+                    writer.commit()?;
+                }
+            }
+        }
         self.count += 1;
         Ok(())
     }
@@ -343,7 +401,20 @@ impl SymbolIndexBuilder {
     }
 
     pub fn finish(self) -> Result<SymbolIndex> {
-        let index = self.writer.finalize()?;
+        let index = match self.writer {
+            Writer::Ram(w) => w.finalize()?,
+            Writer::Disk { index, mut writer } => {
+                writer.commit()?;
+                writer.wait_merging_threads()?;
+                index
+            }
+        };
+        SymbolIndex::from_index(index, self.fields)
+    }
+}
+
+impl SymbolIndex {
+    fn from_index(index: Index, fields: Fields) -> Result<SymbolIndex> {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -351,14 +422,27 @@ impl SymbolIndexBuilder {
         let searcher = reader.searcher();
         Ok(SymbolIndex {
             _reader: reader,
+            docs: searcher.num_docs(),
             searcher,
-            fields: self.fields,
-            docs: self.count,
+            fields,
         })
     }
-}
 
-impl SymbolIndex {
+    /// Opens an index that [`SymbolIndexBuilder::in_directory`] wrote to `dir`. Fails if
+    /// there is none or it was written with another schema (by another version of this
+    /// crate).
+    pub fn open(dir: &std::path::Path) -> Result<SymbolIndex> {
+        let index = Index::open_in_dir(dir)?;
+        let (schema, fields) = schema();
+        if index.schema() != schema {
+            return Err(SearchError::Index(format!(
+                "the index in {} was written with another schema",
+                dir.display()
+            )));
+        }
+        SymbolIndex::from_index(index, fields)
+    }
+
     /// Indexes `docs`. An empty corpus gives an index that matches nothing.
     pub fn build(docs: impl IntoIterator<Item = SearchDoc>) -> Result<SymbolIndex> {
         let mut builder = SymbolIndexBuilder::new()?;
@@ -377,7 +461,8 @@ impl SymbolIndex {
         self.docs == 0
     }
 
-    /// Bytes the index takes in memory (its RAM directory's files).
+    /// Bytes of the index's files: in memory for an index built by [`SymbolIndexBuilder::new`],
+    /// on disk (mapped as read) for one in a directory.
     pub fn memory_bytes(&self) -> Result<u64> {
         Ok(self.searcher.space_usage()?.total().get_bytes())
     }

@@ -309,6 +309,69 @@ fn several_indexes_merge_by_score_and_an_exact_name_wins_across_them() {
 }
 
 #[test]
+fn an_index_in_a_directory_cut_into_segments_answers_as_one_in_memory() {
+    let words = ["read", "write", "spawn", "buffer", "socket", "timer", "lock", "task"];
+    let docs: Vec<SearchDoc> = (0..200u64)
+        .map(|i| {
+            let (a, b) = (words[i as usize % 8], words[(i as usize / 8) % 8]);
+            let doc_words = format!("{a} {b} ").repeat(1 + i as usize % 5);
+            doc(
+                i,
+                &format!("demo::m{}::{a}_{b}_{i}", i % 7),
+                &format!("fn {a}_{b}(x: {b})"),
+                (i % 3 != 0).then_some(doc_words.as_str()),
+            )
+        })
+        .collect();
+    let in_memory = SymbolIndex::build(docs.clone()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut builder = SymbolIndexBuilder::in_directory(tmp.path()).unwrap();
+    builder.segment_docs = Some(37);
+    for d in docs {
+        builder.add(d).unwrap();
+    }
+    let on_disk = builder.finish().unwrap();
+    assert_eq!(on_disk.searcher.segment_readers().len(), 6, "200 docs in 37s");
+    assert_eq!(on_disk.len(), 200);
+    let reopened = SymbolIndex::open(tmp.path()).unwrap();
+
+    for query in ["read", "spawn buffer", "SocketTimer", "lock_task_42", "m3 write"] {
+        let want = in_memory.search(query, None, 0, 200).unwrap();
+        assert!(want.total > 0, "{query}");
+        for got in [&on_disk, &reopened] {
+            let got = got.search(query, None, 0, 200).unwrap();
+            assert_eq!(got.total, want.total, "{query}");
+            // BM25 statistics are the whole index's, whatever the segments: same scores,
+            // and the same terms matched (ties may list in another order).
+            let by_key = |p: &Page| {
+                let mut v: Vec<(u64, i64, Vec<String>)> = p
+                    .hits
+                    .iter()
+                    .map(|h| (h.key, (h.score * 1e4).round() as i64, h.matched_terms.clone()))
+                    .collect();
+                v.sort();
+                v
+            };
+            assert_eq!(by_key(&got), by_key(&want), "{query}");
+            let scores = |p: &Page| p.hits.iter().map(|h| (h.score * 1e4).round() as i64).collect::<Vec<_>>();
+            assert_eq!(scores(&got), scores(&want), "{query}");
+        }
+    }
+}
+
+#[test]
+fn an_index_written_with_another_schema_is_not_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut other = tantivy::schema::Schema::builder();
+    other.add_text_field("name", tantivy::schema::TEXT);
+    tantivy::Index::create_in_dir(tmp.path(), other.build()).unwrap();
+    let err = SymbolIndex::open(tmp.path()).unwrap_err();
+    assert!(err.to_string().contains("another schema"), "{err}");
+    let missing = SymbolIndex::open(&tmp.path().join("absent")).unwrap_err();
+    assert!(matches!(missing, SearchError::Index(_)), "{missing}");
+}
+
+#[test]
 fn memory_is_reported() {
     let idx =
         SymbolIndex::build((0..100).map(|i| doc(i, &format!("d::f{i}"), "fn f()", None))).unwrap();

@@ -247,7 +247,7 @@ impl Server {
             next_session: AtomicU64::new(1),
             handle: tokio::runtime::Handle::current(),
             first_query_wait: config.first_query_wait,
-            search: Default::default(),
+            search: search_cache::SearchCache::new(search_cache::dependency_dir(&config.db_path)),
         });
         let cache = match &config.compile_cache {
             Some(dir) => Some(CompileCache::open(dir)?),

@@ -4,21 +4,26 @@
 //!   ([`crate::projects::ProjectManager::generation`]) and rebuilt lazily by the first
 //!   search after an index run or a refresh moved it;
 //! - one per dependency crate index (keyed by the project row holding it), built once and
-//!   kept: a crate version's sources never change, so neither does its index.
+//!   kept on disk beside the database ([`dependency_dir`]): a crate version's sources never
+//!   change, so neither does its index, and the next process maps it instead of building
+//!   it again (ADR 0014). Kept in memory, tokio's 160 crate indexes took ~50 MiB and
+//!   building them raised the process's peak by ~200 MiB.
 //!
 //! Only the indexes are kept; a hit's key is its symbol's row id, and the rows of a page
 //! of hits are read when it is answered. (Holding the rows of a project's dependencies
-//! would cost ~700 MiB for tokio's 160 crates; their indexes take ~50 MiB.)
+//! would cost ~700 MiB for tokio's 160 crates.)
 //!
 //! Each slot has its own lock, so two calls needing the same index build it once and a
 //! build for one project never holds up searches of another.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
-use anyhow::Result;
-use scryer_db::SearchRow;
+use anyhow::{Context, Result};
+use scryer_db::{DependencyIndex, SearchRow};
+use scryer_search::stored::{self, Outcome};
 use scryer_search::{SearchDoc, SymbolIndex, SymbolIndexBuilder};
 
 /// A project's index and what it was built from.
@@ -32,10 +37,51 @@ pub(crate) struct WorkspaceIndex {
 
 type Slot<T> = Arc<Mutex<Option<Arc<T>>>>;
 
-#[derive(Default)]
 pub(crate) struct SearchCache {
     workspace: Mutex<HashMap<i64, Slot<WorkspaceIndex>>>,
     crates: Mutex<HashMap<i64, Slot<SymbolIndex>>>,
+    /// Where dependency crate indexes are kept ([`dependency_dir`]).
+    crates_dir: PathBuf,
+}
+
+/// The directory keeping the dependency search indexes of the database at `db_path`:
+/// beside it, as its `-wal` file is, since their keys are that database's row ids.
+pub(crate) fn dependency_dir(db_path: &Path) -> PathBuf {
+    let mut name = db_path.file_name().unwrap_or_default().to_os_string();
+    name.push("-search");
+    db_path.with_file_name(name).join("dependencies")
+}
+
+/// A crate index's directory name: readable, and unique per index project row.
+fn crate_dir_name(c: &DependencyIndex, index_project_id: i64) -> String {
+    let safe = |s: &str| -> String {
+        s.chars()
+            .take(64)
+            .map(|ch| {
+                if ch.is_ascii_alphanumeric() || matches!(ch, '.' | '_' | '-' | '+') {
+                    ch
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    format!(
+        "{}-{}-{index_project_id}",
+        safe(&c.crate_name),
+        safe(&c.version)
+    )
+}
+
+/// What a kept crate index must have been built from: the crate's index run (its rows'
+/// ids change only with a new run, which has another finish time).
+fn crate_stamp(c: &DependencyIndex, index_project_id: i64) -> String {
+    format!(
+        "crate {} {}, index project {index_project_id}, indexed at {}",
+        c.crate_name,
+        c.version,
+        c.indexed_at.as_deref().unwrap_or("-")
+    )
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -70,6 +116,14 @@ fn build(fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>) -> Result<Sym
 }
 
 impl SearchCache {
+    pub(crate) fn new(crates_dir: PathBuf) -> SearchCache {
+        SearchCache {
+            workspace: Mutex::default(),
+            crates: Mutex::default(),
+            crates_dir,
+        }
+    }
+
     /// The index of project `project_id` (rooted at `root`) at `generation`, built with
     /// `fill` when there is none or it was built at another generation.
     pub(crate) fn workspace(
@@ -105,25 +159,35 @@ impl SearchCache {
         Ok(built)
     }
 
-    /// The index of one dependency crate (the project row `index_project_id` holds it),
-    /// built with `fill` the first time it is asked for. Waits while another call builds it.
+    /// The index of dependency crate `c` (indexed: it has an index project), mapped from
+    /// its directory if kept there for the same index run, or built with `fill` and kept.
+    /// Waits while another call opens or builds it.
     pub(crate) fn dependency(
         &self,
-        index_project_id: i64,
+        c: &DependencyIndex,
         fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
     ) -> Result<Arc<SymbolIndex>> {
-        let slot = slot(&self.crates, index_project_id);
+        let id = c
+            .index_project_id
+            .with_context(|| format!("crate {} {} is not indexed", c.crate_name, c.version))?;
+        let slot = slot(&self.crates, id);
         let mut held = lock(&slot);
         if let Some(ix) = held.as_ref() {
             return Ok(ix.clone());
         }
         let started = Instant::now();
-        let index = Arc::new(build(fill)?);
+        std::fs::create_dir_all(&self.crates_dir)
+            .with_context(|| format!("creating {}", self.crates_dir.display()))?;
+        let dir = self.crates_dir.join(crate_dir_name(c, id));
+        let (index, outcome) = stored::open_or_build(&dir, &crate_stamp(c, id), fill)?;
+        let index = Arc::new(index);
         tracing::debug!(
-            index_project_id,
+            crate_name = %c.crate_name,
+            version = %c.version,
             symbols = index.len(),
+            built = outcome == Outcome::Built,
             ms = started.elapsed().as_millis() as u64,
-            "dependency search index built"
+            "dependency search index ready"
         );
         *held = Some(index.clone());
         Ok(index)
@@ -148,6 +212,23 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    /// A cache keeping crate indexes in a directory of its own (dropped with it).
+    fn cache() -> (SearchCache, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        (SearchCache::new(dir.path().join("dependencies")), dir)
+    }
+
+    fn krate(name: &str, id: i64, indexed_at: &str) -> DependencyIndex {
+        DependencyIndex {
+            crate_name: name.into(),
+            version: "1.0.0".into(),
+            index_project_id: Some(id),
+            indexed_at: Some(indexed_at.into()),
+            source_root: None,
+            note: None,
+        }
+    }
 
     fn row(id: i64, name: &str) -> SearchRow {
         SearchRow {
@@ -176,7 +257,7 @@ mod tests {
 
     #[test]
     fn a_project_index_is_rebuilt_only_when_its_generation_moves() {
-        let cache = SearchCache::default();
+        let (cache, _dir) = cache();
         let calls = AtomicUsize::new(0);
         let first = cache
             .workspace(1, "/p", 0, fill(&calls, &["alpha"]))
@@ -210,7 +291,7 @@ mod tests {
 
     #[test]
     fn a_failed_fill_leaves_no_index_behind() {
-        let cache = SearchCache::default();
+        let (cache, _dir) = cache();
         assert!(
             cache
                 .workspace(1, "/p", 0, |_| Err(anyhow::anyhow!("disk gone")))
@@ -225,11 +306,12 @@ mod tests {
 
     #[test]
     fn a_dependency_index_is_built_once_and_seen_only_when_built() {
-        let cache = SearchCache::default();
+        let (cache, _dir) = cache();
         let calls = AtomicUsize::new(0);
         assert!(cache.built_dependency(40).is_none());
+        let serde = krate("serde", 40, "2026-12-01T10:00:00Z");
         for _ in 0..3 {
-            let ix = cache.dependency(40, fill(&calls, &["decode"])).unwrap();
+            let ix = cache.dependency(&serde, fill(&calls, &["decode"])).unwrap();
             assert_eq!(ix.search("decode", None, 0, 5).unwrap().total, 1);
         }
         assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -239,14 +321,15 @@ mod tests {
 
     #[test]
     fn a_dependency_being_built_is_not_waited_for_by_the_check() {
-        let cache = Arc::new(SearchCache::default());
+        let (cache, _dir) = cache();
+        let cache = Arc::new(cache);
         let (started_tx, started_rx) = std::sync::mpsc::channel();
         let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
         let builder = {
             let cache = cache.clone();
             std::thread::spawn(move || {
                 cache
-                    .dependency(7, |b| {
+                    .dependency(&krate("slow", 7, "2026-12-01T10:00:00Z"), |b| {
                         started_tx.send(()).unwrap();
                         release_rx.recv().unwrap();
                         b.add(document(row(1, "slow")))?;
@@ -266,8 +349,56 @@ mod tests {
     }
 
     #[test]
+    fn a_dependency_index_is_kept_on_disk_for_the_next_process_until_its_crate_is_indexed_again()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let crates_dir = dependency_dir(&dir.path().join("index.db"));
+        assert_eq!(crates_dir, dir.path().join("index.db-search/dependencies"));
+        let calls = AtomicUsize::new(0);
+        let serde = krate("serde", 40, "2026-12-01T10:00:00Z");
+        {
+            let first = SearchCache::new(crates_dir.clone());
+            let ix = first.dependency(&serde, fill(&calls, &["decode"])).unwrap();
+            assert_eq!(ix.search("decode", None, 0, 5).unwrap().total, 1);
+        }
+        assert!(crates_dir.join("serde-1.0.0-40").is_dir());
+
+        // The next process maps it: no rows are read.
+        let next = SearchCache::new(crates_dir.clone());
+        let ix = next
+            .dependency(&serde, |_| panic!("a kept index is not built again"))
+            .unwrap();
+        assert_eq!(ix.search("decode", None, 0, 5).unwrap().total, 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+        // The crate indexed again (its rows have new ids): built from the new rows.
+        let again = SearchCache::new(crates_dir);
+        let reindexed = krate("serde", 40, "2026-12-02T08:00:00Z");
+        let ix = again
+            .dependency(&reindexed, fill(&calls, &["encode"]))
+            .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(ix.search("decode", None, 0, 5).unwrap().total, 0);
+        assert_eq!(ix.search("encode", None, 0, 5).unwrap().total, 1);
+
+        // A crate not indexed has no index to open.
+        let mut pending = krate("log", 41, "-");
+        pending.index_project_id = None;
+        let err = again.dependency(&pending, fill(&calls, &["warn"])).unwrap_err();
+        assert!(err.to_string().contains("log 1.0.0 is not indexed"), "{err}");
+    }
+
+    #[test]
+    fn crate_directory_names_keep_only_safe_characters() {
+        let mut odd = krate("../../etc", 3, "t");
+        odd.version = "1.0.0+build/7".into();
+        assert_eq!(crate_dir_name(&odd, 3), ".._.._etc-1.0.0+build_7-3");
+    }
+
+    #[test]
     fn concurrent_callers_share_one_build() {
-        let cache = Arc::new(SearchCache::default());
+        let (cache, _dir) = cache();
+        let cache = Arc::new(cache);
         let calls = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..4)
             .map(|_| {

@@ -303,6 +303,7 @@ mod tests {
             crate_name: name.into(),
             version: version.into(),
             index_project_id: indexed,
+            indexed_at: indexed.map(|_| "2026-12-01T00:00:00Z".into()),
             source_root: indexed.map(|_| format!("/reg/{name}-{version}")),
             note: indexed
                 .is_none()

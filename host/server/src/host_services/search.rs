@@ -163,8 +163,8 @@ fn fill_from(
         .map(|_| ())
 }
 
-/// The indexes of `crates` (all indexed), building the missing ones on background
-/// threads. Waits at most `wait`; past it the answer says how far the build got, and
+/// The indexes of `crates` (all indexed): those not open yet are mapped from disk, or
+/// built and kept there, on background threads. Waits at most `wait`; past it the answer says how far the build got, and
 /// the build goes on for the next call.
 fn crate_indexes(
     core: &Arc<Core>,
@@ -181,11 +181,12 @@ fn crate_indexes(
     if have.iter().all(Option::is_some) {
         return Ok(have.into_iter().flatten().collect());
     }
-    let missing: Vec<i64> = ids
+    let missing: Vec<DependencyIndex> = crates
         .iter()
+        .filter(|c| c.index_project_id.is_some())
         .zip(&have)
         .filter(|(_, h)| h.is_none())
-        .map(|(&id, _)| id)
+        .map(|(c, _)| c.clone())
         .collect();
     let started = Instant::now();
     let queue = Arc::new(Mutex::new(missing));
@@ -199,10 +200,13 @@ fn crate_indexes(
         std::thread::spawn(move || {
             loop {
                 let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                let Some(id) = next else { break };
+                let Some(c) = next else { break };
+                let Some(id) = c.index_project_id else {
+                    continue;
+                };
                 if let Err(e) = core
                     .search
-                    .dependency(id, |b| fill_from(&core, id, RowOrder::AsRead, b))
+                    .dependency(&c, |b| fill_from(&core, id, RowOrder::AsRead, b))
                 {
                     let _ = tx.send(Err(format!("{e:#}")));
                     return;
@@ -375,6 +379,7 @@ mod tests {
             crate_name: name.into(),
             version: version.into(),
             index_project_id: id,
+            indexed_at: id.map(|_| "2026-12-01T00:00:00Z".into()),
             source_root: Some(format!("/registry/{name}-{version}")),
             note: None,
         }
