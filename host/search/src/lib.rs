@@ -32,12 +32,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::RamDirectory;
-use tantivy::indexer::{IndexWriterOptions, NoMergePolicy};
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{
-    DocAddress, DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher,
+    DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher, SegmentMeta,
     SingleSegmentIndexWriter, TantivyDocument, Term,
 };
 
@@ -273,24 +272,48 @@ pub fn check_query(query: &str) -> Result<()> {
     prepare(query).map(|_| ())
 }
 
-/// Memory an on-disk build holds before it writes a segment out (tantivy's minimum).
-/// It bounds the build of a large crate: windows-sys in one in-memory segment raised the
-/// process's peak by ~120 MiB (docs/learnings/memory.md, 2026-12-01).
-const DISK_WRITER_MEMORY: usize = 15_000_000;
+/// Memory an on-disk build holds before it writes a segment out. It bounds the build of
+/// a large crate: windows-sys in one in-memory segment raised the process's peak by
+/// ~120 MiB (docs/learnings/memory.md, 2026-12-01).
+const DISK_SEGMENT_MEMORY: usize = 15_000_000;
 
+/// Every writer here runs on the caller's thread. tantivy's threaded writer starts and
+/// ends threads of its own per index; with 160 crate indexes built, the memory those
+/// threads used stayed resident in the heaps they left behind
+/// (docs/learnings/memory.md, 2026-12-01).
 enum Writer {
-    /// One segment in memory, written on the caller's thread: tantivy's threaded writer
-    /// starts and ends threads of its own per index, and the memory of an in-memory index
-    /// they wrote stayed in the heaps of threads that had ended
-    /// (docs/learnings/memory.md, 2026-12-01).
+    /// One segment in memory.
     Ram(SingleSegmentIndexWriter<TantivyDocument>),
-    /// Segments written to a directory whenever [`DISK_WRITER_MEMORY`] is used up, by one
-    /// indexing thread of tantivy's. What the index holds ends on disk, so nothing of it
-    /// stays in those threads' heaps.
+    /// Segments written to `dir`, each cut when [`DISK_SEGMENT_MEMORY`] is used up; the
+    /// written ones are listed in `done`, and one `meta.json` naming them all is written at
+    /// the end.
     Disk {
-        index: Index,
-        writer: IndexWriter<TantivyDocument>,
+        dir: std::path::PathBuf,
+        current: SingleSegmentIndexWriter<TantivyDocument>,
+        done: Vec<SegmentMeta>,
     },
+}
+
+fn segment_writer_in(dir: &std::path::Path) -> Result<SingleSegmentIndexWriter<TantivyDocument>> {
+    let directory = tantivy::directory::MmapDirectory::open(dir)
+        .map_err(|e| SearchError::Index(format!("opening {}: {e}", dir.display())))?;
+    Ok(Index::builder()
+        .schema(schema().0)
+        .single_segment_index_writer(directory, DISK_SEGMENT_MEMORY)?)
+}
+
+/// Writes the segment being built in `dir` and makes room for the next one: a
+/// one-segment writer writes a `meta.json` naming only its segment, and will not start
+/// where one exists.
+fn cut_segment(
+    dir: &std::path::Path,
+    writer: SingleSegmentIndexWriter<TantivyDocument>,
+    done: &mut Vec<SegmentMeta>,
+) -> Result<tantivy::IndexMeta> {
+    let meta = writer.finalize()?.load_metas()?;
+    done.extend(meta.segments.iter().cloned());
+    std::fs::remove_file(dir.join("meta.json"))?;
+    Ok(meta)
 }
 
 /// Builds a [`SymbolIndex`] one document at a time, so a large corpus can be streamed
@@ -322,22 +345,17 @@ impl SymbolIndexBuilder {
     }
 
     /// A builder of an index kept in `dir` (an existing, empty directory), read back
-    /// through memory maps; see [`stored`] for keeping one across runs.
+    /// through memory maps; see [`stored`] for keeping one across runs. A large corpus is
+    /// cut into segments, so its build holds a bounded amount of memory; BM25 statistics
+    /// are still the whole index's.
     pub fn in_directory(dir: &std::path::Path) -> Result<SymbolIndexBuilder> {
-        let (schema, fields) = schema();
-        let index = Index::create_in_dir(dir, schema)?;
-        let writer = index.writer_with_options(
-            IndexWriterOptions::builder()
-                .memory_budget_per_thread(DISK_WRITER_MEMORY)
-                .num_worker_threads(1)
-                .num_merge_threads(1)
-                .build(),
-        )?;
-        // Segments are never merged: merging would hold two of them at once, and a search
-        // over a few segments of one crate costs next to nothing more.
-        writer.set_merge_policy(Box::new(NoMergePolicy));
+        let fields = schema().1;
         Ok(SymbolIndexBuilder {
-            writer: Writer::Disk { index, writer },
+            writer: Writer::Disk {
+                dir: dir.to_path_buf(),
+                current: segment_writer_in(dir)?,
+                done: Vec::new(),
+            },
             fields,
             count: 0,
             #[cfg(test)]
@@ -379,11 +397,14 @@ impl SymbolIndexBuilder {
         }
         match &mut self.writer {
             Writer::Ram(w) => w.add_document(doc)?,
-            Writer::Disk { writer, .. } => {
-                writer.add_document(doc)?;
+            Writer::Disk { dir, current, done } => {
+                current.add_document(doc)?;
+                let full = current.mem_usage() >= DISK_SEGMENT_MEMORY;
                 #[cfg(test)]
-                if self.segment_docs.is_some_and(|n| (self.count + 1) % n == 0) {
-                    writer.commit()?;
+                let full = full || self.segment_docs.is_some_and(|n| (self.count + 1) % n == 0);
+                if full {
+                    let next = segment_writer_in(dir)?;
+                    cut_segment(dir, std::mem::replace(current, next), done)?;
                 }
             }
         }
@@ -403,10 +424,23 @@ impl SymbolIndexBuilder {
     pub fn finish(self) -> Result<SymbolIndex> {
         let index = match self.writer {
             Writer::Ram(w) => w.finalize()?,
-            Writer::Disk { index, mut writer } => {
-                writer.commit()?;
-                writer.wait_merging_threads()?;
-                index
+            Writer::Disk {
+                dir,
+                current,
+                mut done,
+            } => {
+                let mut meta = cut_segment(&dir, current, &mut done)?;
+                // A corpus that filled its last segment exactly leaves that one empty.
+                done.retain(|s| s.max_doc() > 0);
+                meta.segments = done;
+                let json = serde_json::to_vec(&meta)
+                    .map_err(|e| SearchError::Index(format!("writing the index meta: {e}")))?;
+                // Written whole, then moved into place: a reader never sees half of it.
+                let partial = dir.join("meta.json.partial");
+                std::fs::write(&partial, json)?;
+                std::fs::File::open(&partial)?.sync_all()?;
+                std::fs::rename(&partial, dir.join("meta.json"))?;
+                Index::open_in_dir(&dir)?
             }
         };
         SymbolIndex::from_index(index, self.fields)
