@@ -734,7 +734,12 @@ mod tests {
                 },
             ]
         );
-        assert!(listed[0].indexed_at.as_deref().is_some_and(|t| t.ends_with('Z')));
+        assert!(
+            listed[0]
+                .indexed_at
+                .as_deref()
+                .is_some_and(|t| t.ends_with('Z'))
+        );
         assert!(db.pending_dependencies(None).await.unwrap().is_empty());
 
         // The index project is hidden from the user's project list and selectors.

@@ -127,7 +127,10 @@ mod tests {
         let mut calls = 0;
         let (built, how) =
             open_or_build(&dir, "run 1", fill_with(&["decode", "encode"], &mut calls)).unwrap();
-        assert_eq!((how, built.len(), top(&built, "encode")), (Outcome::Built, 2, Some(2)));
+        assert_eq!(
+            (how, built.len(), top(&built, "encode")),
+            (Outcome::Built, 2, Some(2))
+        );
         drop(built);
 
         // Same stamp: mapped again, the fill is not run.
@@ -135,7 +138,10 @@ mod tests {
             panic!("a kept index with its stamp is not built again")
         })
         .unwrap();
-        assert_eq!((how, opened.len(), top(&opened, "decode")), (Outcome::Opened, 2, Some(1)));
+        assert_eq!(
+            (how, opened.len(), top(&opened, "decode")),
+            (Outcome::Opened, 2, Some(1))
+        );
 
         // Another stamp (the crate was indexed again): built from the new rows.
         let (rebuilt, how) =

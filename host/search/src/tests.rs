@@ -310,7 +310,9 @@ fn several_indexes_merge_by_score_and_an_exact_name_wins_across_them() {
 
 #[test]
 fn an_index_in_a_directory_cut_into_segments_answers_as_one_in_memory() {
-    let words = ["read", "write", "spawn", "buffer", "socket", "timer", "lock", "task"];
+    let words = [
+        "read", "write", "spawn", "buffer", "socket", "timer", "lock", "task",
+    ];
     let docs: Vec<SearchDoc> = (0..200u64)
         .map(|i| {
             let (a, b) = (words[i as usize % 8], words[(i as usize / 8) % 8]);
@@ -331,11 +333,21 @@ fn an_index_in_a_directory_cut_into_segments_answers_as_one_in_memory() {
         builder.add(d).unwrap();
     }
     let on_disk = builder.finish().unwrap();
-    assert_eq!(on_disk.searcher.segment_readers().len(), 6, "200 docs in 37s");
+    assert_eq!(
+        on_disk.searcher.segment_readers().len(),
+        6,
+        "200 docs in 37s"
+    );
     assert_eq!(on_disk.len(), 200);
     let reopened = SymbolIndex::open(tmp.path()).unwrap();
 
-    for query in ["read", "spawn buffer", "SocketTimer", "lock_task_42", "m3 write"] {
+    for query in [
+        "read",
+        "spawn buffer",
+        "SocketTimer",
+        "lock_task_42",
+        "m3 write",
+    ] {
         let want = in_memory.search(query, None, 0, 200).unwrap();
         assert!(want.total > 0, "{query}");
         for got in [&on_disk, &reopened] {
@@ -347,13 +359,24 @@ fn an_index_in_a_directory_cut_into_segments_answers_as_one_in_memory() {
                 let mut v: Vec<(u64, i64, Vec<String>)> = p
                     .hits
                     .iter()
-                    .map(|h| (h.key, (h.score * 1e4).round() as i64, h.matched_terms.clone()))
+                    .map(|h| {
+                        (
+                            h.key,
+                            (h.score * 1e4).round() as i64,
+                            h.matched_terms.clone(),
+                        )
+                    })
                     .collect();
                 v.sort();
                 v
             };
             assert_eq!(by_key(&got), by_key(&want), "{query}");
-            let scores = |p: &Page| p.hits.iter().map(|h| (h.score * 1e4).round() as i64).collect::<Vec<_>>();
+            let scores = |p: &Page| {
+                p.hits
+                    .iter()
+                    .map(|h| (h.score * 1e4).round() as i64)
+                    .collect::<Vec<_>>()
+            };
             assert_eq!(scores(&got), scores(&want), "{query}");
         }
     }

@@ -119,7 +119,7 @@ pub struct Core {
     next_session: AtomicU64,
     pub(crate) handle: tokio::runtime::Handle,
     pub(crate) first_query_wait: Duration,
-    pub(crate) search: search_cache::SearchCache,
+    pub(crate) search: Arc<search_cache::SearchCache>,
     /// Writes telemetry rows; `None` when telemetry is off.
     pub(crate) telemetry: Option<telemetry::Recorder>,
 }
@@ -239,6 +239,7 @@ impl Server {
             .watch_files
             .then(|| watcher::ProjectWatcher::start(projects.clone()));
         let telemetry = telemetry::enabled().then(|| telemetry::Recorder::start(db_for_telemetry));
+        let search = projects.search().clone();
         let core = Arc::new(Core {
             telemetry,
             watcher,
@@ -247,7 +248,7 @@ impl Server {
             next_session: AtomicU64::new(1),
             handle: tokio::runtime::Handle::current(),
             first_query_wait: config.first_query_wait,
-            search: search_cache::SearchCache::new(search_cache::dependency_dir(&config.db_path)),
+            search,
         });
         let cache = match &config.compile_cache {
             Some(dir) => Some(CompileCache::open(dir)?),

@@ -43,6 +43,9 @@ struct Run {
 
 pub struct ProjectManager {
     db: Db,
+    /// The search indexes built from this database: dependency indexing keeps each
+    /// crate's, and calls search them.
+    search: Arc<crate::search_cache::SearchCache>,
     runs: Mutex<HashMap<i64, Run>>,
     /// One writer per project: index runs and file refreshes take this lock.
     writers: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
@@ -179,8 +182,12 @@ const MAX_CACHED_NAME_VALUES: usize = 200_000;
 
 impl ProjectManager {
     pub fn new(db: Db) -> Arc<ProjectManager> {
+        let search = Arc::new(crate::search_cache::SearchCache::new(
+            crate::search_cache::dependency_dir(db.path()),
+        ));
         Arc::new(ProjectManager {
             db,
+            search,
             runs: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
             generations: std::sync::Mutex::new(HashMap::new()),
@@ -321,6 +328,10 @@ impl ProjectManager {
 
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    pub(crate) fn search(&self) -> &Arc<crate::search_cache::SearchCache> {
+        &self.search
     }
 
     /// Registers a directory (canonicalized) as a project.

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use scryer_db::{DependencyIndex, SearchRow};
+use scryer_db::{Db, DependencyIndex, RowOrder, SearchRow};
 use scryer_search::stored::{self, Outcome};
 use scryer_search::{SearchDoc, SymbolIndex, SymbolIndexBuilder};
 
@@ -73,6 +73,12 @@ fn crate_dir_name(c: &DependencyIndex, index_project_id: i64) -> String {
     )
 }
 
+/// The index project of `c`, which only an indexed crate has.
+fn indexed(c: &DependencyIndex) -> Result<i64> {
+    c.index_project_id
+        .with_context(|| format!("crate {} {} is not indexed", c.crate_name, c.version))
+}
+
 /// What a kept crate index must have been built from: the crate's index run (its rows'
 /// ids change only with a new run, which has another finish time).
 fn crate_stamp(c: &DependencyIndex, index_project_id: i64) -> String {
@@ -106,6 +112,25 @@ pub(crate) fn document(row: SearchRow) -> SearchDoc {
         crate_name: None,
         crate_version: None,
     }
+}
+
+/// Streams the symbols of project row `project_id` into an index builder, reading them
+/// on `handle`'s runtime (the caller is a plain thread). A project's are added by row id,
+/// so score ties list definitions in file and source order; a dependency crate's as read
+/// (sorting ~100k rows in memory is not worth that order).
+pub(crate) fn fill_from(
+    handle: &tokio::runtime::Handle,
+    db: &Db,
+    project_id: i64,
+    order: RowOrder,
+    builder: &mut SymbolIndexBuilder,
+) -> Result<()> {
+    handle
+        .block_on(db.each_search_row(project_id, order, |row| {
+            builder.add(document(row))?;
+            Ok(())
+        }))
+        .map(|_| ())
 }
 
 /// Builds an index with `fill`, which adds the documents.
@@ -167,20 +192,47 @@ impl SearchCache {
         c: &DependencyIndex,
         fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
     ) -> Result<Arc<SymbolIndex>> {
-        let id = c
-            .index_project_id
-            .with_context(|| format!("crate {} {} is not indexed", c.crate_name, c.version))?;
+        let id = indexed(c)?;
         let slot = slot(&self.crates, id);
         let mut held = lock(&slot);
         if let Some(ix) = held.as_ref() {
             return Ok(ix.clone());
         }
+        let index = Arc::new(self.open_or_build(c, id, fill)?.0);
+        *held = Some(index.clone());
+        Ok(index)
+    }
+
+    /// Makes sure dependency crate `c`'s index is kept on disk, building it with `fill`
+    /// if it is not, without holding it open: the crate's index run just finished, and
+    /// no search may ever ask for it.
+    pub(crate) fn keep_dependency(
+        &self,
+        c: &DependencyIndex,
+        fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
+    ) -> Result<Outcome> {
+        let id = indexed(c)?;
+        let slot = slot(&self.crates, id);
+        let held = lock(&slot);
+        if held.is_some() {
+            return Ok(Outcome::Opened);
+        }
+        Ok(self.open_or_build(c, id, fill)?.1)
+    }
+
+    /// Opens or builds crate `c`'s kept index; the caller holds its slot, so one build
+    /// at a time writes its directory.
+    fn open_or_build(
+        &self,
+        c: &DependencyIndex,
+        id: i64,
+        fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
+    ) -> Result<(SymbolIndex, Outcome)> {
         let started = Instant::now();
         std::fs::create_dir_all(&self.crates_dir)
             .with_context(|| format!("creating {}", self.crates_dir.display()))?;
         let dir = self.crates_dir.join(crate_dir_name(c, id));
         let (index, outcome) = stored::open_or_build(&dir, &crate_stamp(c, id), fill)?;
-        let index = Arc::new(index);
         tracing::debug!(
             crate_name = %c.crate_name,
             version = %c.version,
@@ -189,8 +241,7 @@ impl SearchCache {
             ms = started.elapsed().as_millis() as u64,
             "dependency search index ready"
         );
-        *held = Some(index.clone());
-        Ok(index)
+        Ok((index, outcome))
     }
 
     /// The index of one dependency crate if it is built; `None` if it is not, or is being
@@ -349,8 +400,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dependency_index_is_kept_on_disk_for_the_next_process_until_its_crate_is_indexed_again()
-    {
+    fn a_dependency_index_is_kept_on_disk_for_the_next_process_until_its_crate_is_indexed_again() {
         let dir = tempfile::tempdir().unwrap();
         let crates_dir = dependency_dir(&dir.path().join("index.db"));
         assert_eq!(crates_dir, dir.path().join("index.db-search/dependencies"));
@@ -384,8 +434,13 @@ mod tests {
         // A crate not indexed has no index to open.
         let mut pending = krate("log", 41, "-");
         pending.index_project_id = None;
-        let err = again.dependency(&pending, fill(&calls, &["warn"])).unwrap_err();
-        assert!(err.to_string().contains("log 1.0.0 is not indexed"), "{err}");
+        let err = again
+            .dependency(&pending, fill(&calls, &["warn"]))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("log 1.0.0 is not indexed"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use scryer_db::{DependencyIndex, RowOrder, SymbolRow};
 use scryer_runtime::CallScope;
 use scryer_runtime::wit::{CallError, SearchHit, SearchPage, SearchScope};
-use scryer_search::{SearchError, SymbolIndex, normalize_crate_name};
+use scryer_search::{SearchError, SymbolIndex, SymbolIndexBuilder, normalize_crate_name};
 
 use super::{HostImpl, internal, symbol};
 use crate::Core;
-use crate::search_cache::document;
+use crate::search_cache::fill_from;
 
 /// Most hits one call returns. Routers page far below this; it keeps a careless call
 /// from copying a whole corpus through the component boundary.
@@ -142,25 +142,14 @@ fn hit_of(row: SymbolRow, score: f32, matched_terms: Vec<String>) -> SearchHit {
     }
 }
 
-/// Streams the symbols of project row `project_id` into an index builder. A project's
-/// are added by row id, so score ties list definitions in file and source order; a
-/// dependency crate's as read (sorting ~100k rows in memory is not worth that order).
-fn fill_from(
+/// [`fill_from`] on the server's database.
+fn fill(
     core: &Core,
     project_id: i64,
     order: RowOrder,
-    builder: &mut scryer_search::SymbolIndexBuilder,
+    builder: &mut SymbolIndexBuilder,
 ) -> anyhow::Result<()> {
-    core.handle
-        .block_on(
-            core.projects
-                .db()
-                .each_search_row(project_id, order, |row| {
-                    builder.add(document(row))?;
-                    Ok(())
-                }),
-        )
-        .map(|_| ())
+    fill_from(&core.handle, core.projects.db(), project_id, order, builder)
 }
 
 /// The indexes of `crates` (all indexed): those not open yet are mapped from disk, or
@@ -206,7 +195,7 @@ fn crate_indexes(
                 };
                 if let Err(e) = core
                     .search
-                    .dependency(&c, |b| fill_from(&core, id, RowOrder::AsRead, b))
+                    .dependency(&c, |b| fill(&core, id, RowOrder::AsRead, b))
                 {
                     let _ = tx.send(Err(format!("{e:#}")));
                     return;
@@ -291,7 +280,7 @@ impl HostImpl {
                 let ix = core
                     .search
                     .workspace(project.id, &project.root, generation, |b| {
-                        fill_from(core, project.id, RowOrder::ById, b)
+                        fill(core, project.id, RowOrder::ById, b)
                     })
                     .map_err(internal)?;
                 let page = ix
