@@ -1,7 +1,8 @@
-//! BM25 search over symbols, in memory.
+//! BM25 search over symbols.
 //!
 //! A [`SymbolIndex`] holds one corpus (a project's symbols, or one dependency crate's)
-//! in a RAM-only tantivy index. Each symbol is indexed in five fields, tokenized by
+//! in a tantivy index: in memory, or in a directory it maps ([`stored`] keeps one across
+//! runs). Each symbol is indexed in five fields, tokenized by
 //! [`tokens`] (case and `_` splitting, lower-case), and a query is tokenized the same
 //! way and scored as a sum of per-field BM25 terms:
 //!
@@ -217,8 +218,8 @@ fn module_part<'a>(qualified_name: &'a str, name: &str) -> &'a str {
     }
 }
 
-/// An in-memory BM25 index over one corpus of symbols. Immutable once built: a corpus
-/// that changes is indexed again.
+/// A BM25 index over one corpus of symbols. Immutable once built: a corpus that changes
+/// is indexed again.
 pub struct SymbolIndex {
     // Kept so the searcher's segments stay alive with the reader.
     _reader: IndexReader,
