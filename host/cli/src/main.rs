@@ -16,6 +16,24 @@ use scryer_server::{Format, PluginSource, Server, ServerConfig, SessionOptions};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc's `mi_option_purge_delay`: the same index in mimalloc 2 and 3, which
+/// libmimalloc-sys names no constant for (the test below checks its default).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// In a process that serves, memory freed goes back to the system at once, not after
+/// mimalloc's delay (1 s, and 10 s for whole arena chunks). Indexing a project's locked
+/// crates frees large parses one after another on different threads, and the delayed
+/// memory piled up: the daemon's peak while tokio's 160 crates are indexed was 242–250 MB
+/// with the delay and 202 MB without (docs/learnings/memory.md, 2026-12-01 evening).
+/// `scryer index` keeps the delay: purging cost its cold run 0.1–0.2 s of system time.
+/// An explicit `MIMALLOC_PURGE_DELAY` wins.
+fn purge_freed_memory_at_once() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one integer option; mimalloc reads options atomically.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+    }
+}
+
 mod daemon;
 mod doctor;
 mod init;
@@ -246,6 +264,15 @@ fn run() -> Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
+    if matches!(
+        cli.command,
+        Command::Serve { .. }
+            | Command::Daemon {
+                command: daemon::DaemonCommand::Run
+            }
+    ) {
+        purge_freed_memory_at_once();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -341,4 +368,18 @@ fn run() -> Result<()> {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_purge_delay_option_is_the_one_set() {
+        // 1000 ms is mimalloc's own default for `purge_delay` (its options.c), and no
+        // neighbouring option defaults to it: if the index moved, this fails.
+        // SAFETY: reads one integer option.
+        let default = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        assert_eq!(default, 1000);
+    }
 }

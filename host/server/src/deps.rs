@@ -302,6 +302,7 @@ async fn drain(projects: &Arc<ProjectManager>) -> Result<()> {
             .into_iter()
             .find(|p| !unrecorded.contains(&p.crate_id))
         else {
+            sweep_search_indexes(projects).await;
             return Ok(());
         };
         yield_to_user_runs(projects).await?;
@@ -368,6 +369,9 @@ async fn keep_search_index(
     let Some(id) = indexed.index_project_id else {
         return Ok(());
     };
+    // Like the crate's parse, the build gives way to agents' calls; only before it
+    // starts: a dependency search may be waiting for this very index.
+    scryer_engine::foreground::yield_to_calls_async().await;
     let projects = projects.clone();
     let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
@@ -377,6 +381,23 @@ async fn keep_search_index(
     })
     .await??;
     Ok(())
+}
+
+/// Once no crate is pending: removes kept search indexes that no crate in the database
+/// would open (a failure is only logged; the next round tries again).
+async fn sweep_search_indexes(projects: &Arc<ProjectManager>) {
+    let swept = match projects.db().all_dependency_indexes().await {
+        Ok(crates) => projects.search().sweep_dependencies(&crates),
+        Err(e) => Err(e),
+    };
+    match swept {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            removed = n,
+            "removed search indexes of crates no longer held"
+        ),
+        Err(e) => tracing::warn!(error = %format!("{e:#}"), "sweeping kept search indexes failed"),
+    }
 }
 
 /// Waits while any user project has an index run going.

@@ -220,6 +220,37 @@ impl SearchCache {
         Ok(self.open_or_build(c, id, fill)?.1)
     }
 
+    /// Removes kept crate indexes that none of `crates` (every crate the database
+    /// holds) would open: crates indexed again under another index project row, or a
+    /// database that was replaced. Directories being built (`.partial`) are left to their
+    /// build. Returns how many were removed.
+    pub(crate) fn sweep_dependencies(&self, crates: &[DependencyIndex]) -> Result<usize> {
+        let wanted: std::collections::HashSet<String> = crates
+            .iter()
+            .filter_map(|c| Some(crate_dir_name(c, c.index_project_id?)))
+            .collect();
+        let entries = match std::fs::read_dir(&self.crates_dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => {
+                return Err(e).with_context(|| format!("reading {}", self.crates_dir.display()));
+            }
+        };
+        let mut removed = 0;
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if wanted.contains(&name) || name.ends_with(".partial") || !entry.file_type()?.is_dir()
+            {
+                continue;
+            }
+            std::fs::remove_dir_all(entry.path())
+                .with_context(|| format!("removing {}", entry.path().display()))?;
+            removed += 1;
+        }
+        Ok(removed)
+    }
+
     /// Opens or builds crate `c`'s kept index; the caller holds its slot, so one build
     /// at a time writes its directory.
     fn open_or_build(
@@ -441,6 +472,40 @@ mod tests {
             err.to_string().contains("log 1.0.0 is not indexed"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_sweep_removes_kept_indexes_no_crate_would_open() {
+        let (cache, _dir) = cache();
+        let calls = AtomicUsize::new(0);
+        let serde = krate("serde", 40, "2026-12-01T10:00:00Z");
+        let log = krate("log", 41, "2026-12-01T10:00:00Z");
+        for c in [&serde, &log] {
+            cache.keep_dependency(c, fill(&calls, &["item"])).unwrap();
+        }
+        let building = cache.crates_dir.join("regex-1.0.0-42.partial");
+        std::fs::create_dir_all(&building).unwrap();
+        // Nothing to sweep while every kept index is some crate's.
+        assert_eq!(
+            cache
+                .sweep_dependencies(&[serde.clone(), log.clone()])
+                .unwrap(),
+            0
+        );
+
+        // log indexed again under another index project row: its old index goes.
+        let log_again = krate("log", 43, "2026-12-02T10:00:00Z");
+        assert_eq!(cache.sweep_dependencies(&[serde, log_again]).unwrap(), 1);
+        let mut left: Vec<String> = std::fs::read_dir(&cache.crates_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["regex-1.0.0-42.partial", "serde-1.0.0-40"]);
+
+        // No directory yet: nothing to do.
+        let (fresh, _d) = cache();
+        assert_eq!(fresh.sweep_dependencies(&[]).unwrap(), 0);
     }
 
     #[test]
