@@ -476,27 +476,26 @@ mod tests {
 
     #[test]
     fn a_sweep_removes_kept_indexes_no_crate_would_open() {
-        let (cache, _dir) = cache();
+        let (kept, _dir) = cache();
         let calls = AtomicUsize::new(0);
         let serde = krate("serde", 40, "2026-12-01T10:00:00Z");
         let log = krate("log", 41, "2026-12-01T10:00:00Z");
         for c in [&serde, &log] {
-            cache.keep_dependency(c, fill(&calls, &["item"])).unwrap();
+            kept.keep_dependency(c, fill(&calls, &["item"])).unwrap();
         }
-        let building = cache.crates_dir.join("regex-1.0.0-42.partial");
+        let building = kept.crates_dir.join("regex-1.0.0-42.partial");
         std::fs::create_dir_all(&building).unwrap();
         // Nothing to sweep while every kept index is some crate's.
         assert_eq!(
-            cache
-                .sweep_dependencies(&[serde.clone(), log.clone()])
+            kept.sweep_dependencies(&[serde.clone(), log.clone()])
                 .unwrap(),
             0
         );
 
         // log indexed again under another index project row: its old index goes.
         let log_again = krate("log", 43, "2026-12-02T10:00:00Z");
-        assert_eq!(cache.sweep_dependencies(&[serde, log_again]).unwrap(), 1);
-        let mut left: Vec<String> = std::fs::read_dir(&cache.crates_dir)
+        assert_eq!(kept.sweep_dependencies(&[serde, log_again]).unwrap(), 1);
+        let mut left: Vec<String> = std::fs::read_dir(&kept.crates_dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
