@@ -35,7 +35,7 @@ use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::RamDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
-use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer, TokenizerManager};
 use tantivy::{
     DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher, SegmentMeta,
     SingleSegmentIndexWriter, TantivyDocument, Term,
@@ -151,15 +151,69 @@ impl Fields {
     }
 }
 
+/// The name the scored fields' tokenizer, [`Words`], is registered under.
+const WORDS: &str = "scryer_words";
+
+/// [`tokens::tokenize`] as a tantivy tokenizer. tantivy's pre-tokenized values are
+/// carried through the document as JSON and parsed back: a fifth of the time it took
+/// to index tokio's 160 locked crates (docs/learnings/memory.md, 2026-12-01 evening).
+#[derive(Clone, Default)]
+struct Words;
+
+struct WordStream {
+    words: std::vec::IntoIter<String>,
+    token: Token,
+}
+
+impl Tokenizer for Words {
+    type TokenStream<'a> = WordStream;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> WordStream {
+        WordStream {
+            words: tokens::tokenize(text).into_iter(),
+            token: Token::default(),
+        }
+    }
+}
+
+impl TokenStream for WordStream {
+    fn advance(&mut self) -> bool {
+        let Some(word) = self.words.next() else {
+            return false;
+        };
+        // Offsets and positions are not indexed (no phrase queries, nothing stored).
+        self.token.position = self.token.position.wrapping_add(1);
+        self.token.offset_from = 0;
+        self.token.offset_to = word.len();
+        self.token.text = word;
+        true
+    }
+
+    fn token(&self) -> &Token {
+        &self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
+    }
+}
+
+/// tantivy's tokenizers (`raw` among them) and [`Words`].
+fn tokenizers() -> TokenizerManager {
+    let manager = TokenizerManager::default();
+    manager.register(WORDS, Words);
+    manager
+}
+
 fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
-    // Tokens come pre-tokenized, so the field tokenizer is never run; frequencies are
-    // kept for BM25, positions are not (no phrase queries).
+    // Frequencies are kept for BM25, positions are not (no phrase queries).
     let scored = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
-            .set_tokenizer("raw")
+            .set_tokenizer(WORDS)
             .set_index_option(IndexRecordOption::WithFreqs),
     );
+    // Each value is one term, as given.
     let filter = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
             .set_tokenizer("raw")
@@ -178,30 +232,6 @@ fn schema() -> (Schema, Fields) {
         krate: b.add_text_field("crate", filter),
     };
     (b.build(), fields)
-}
-
-fn pre_tokenized(tokens: Vec<String>) -> PreTokenizedString {
-    let mut offset = 0usize;
-    let tokens = tokens
-        .into_iter()
-        .enumerate()
-        .map(|(position, text)| {
-            let from = offset;
-            offset += text.len() + 1;
-            Token {
-                offset_from: from,
-                offset_to: from + text.len(),
-                position,
-                position_length: 1,
-                text,
-            }
-        })
-        .collect();
-    // The original text is only used for stored fields, and nothing is stored.
-    PreTokenizedString {
-        text: String::new(),
-        tokens,
-    }
 }
 
 /// A crate name as compared: lower-case, `-` and `_` equivalent.
@@ -273,9 +303,11 @@ pub fn check_query(query: &str) -> Result<()> {
     prepare(query).map(|_| ())
 }
 
-/// Memory an on-disk build holds before it writes a segment out. It bounds the build of
-/// a large crate: windows-sys in one in-memory segment raised the process's peak by
-/// ~120 MiB (docs/learnings/memory.md, 2026-12-01).
+/// The writer's own memory count at which an on-disk build writes its segment out and
+/// starts the next. It bounds the build of a large crate: windows-sys in one in-memory
+/// segment raised the process's peak by ~120 MiB. tantivy counts 10.5–13.6 MB for an
+/// empty writer's tables, whatever budget it is given, so a lower cut writes a segment
+/// every few documents (docs/learnings/memory.md, 2026-12-01 evening).
 const DISK_SEGMENT_MEMORY: usize = 15_000_000;
 
 /// Every writer here runs on the caller's thread. tantivy's threaded writer starts and
@@ -300,6 +332,7 @@ fn segment_writer_in(dir: &std::path::Path) -> Result<SingleSegmentIndexWriter<T
         .map_err(|e| SearchError::Index(format!("opening {}: {e}", dir.display())))?;
     Ok(Index::builder()
         .schema(schema().0)
+        .tokenizers(tokenizers())
         .single_segment_index_writer(directory, DISK_SEGMENT_MEMORY)?)
 }
 
@@ -335,6 +368,7 @@ impl SymbolIndexBuilder {
         let (schema, fields) = schema();
         let writer = Index::builder()
             .schema(schema)
+            .tokenizers(tokenizers())
             .single_segment_index_writer(RamDirectory::create(), WRITER_MEMORY)?;
         Ok(SymbolIndexBuilder {
             writer: Writer::Ram(writer),
@@ -368,33 +402,26 @@ impl SymbolIndexBuilder {
         let fields = self.fields;
         let mut doc = TantivyDocument::default();
         doc.add_u64(fields.key, d.key);
-        doc.add_pre_tokenized_text(fields.name, pre_tokenized(tokens::tokenize(&d.name)));
-        doc.add_pre_tokenized_text(
-            fields.module,
-            pre_tokenized(tokens::tokenize(module_part(&d.qualified_name, &d.name))),
-        );
-        doc.add_pre_tokenized_text(
-            fields.signature,
-            pre_tokenized(tokens::tokenize(&d.signature)),
-        );
+        doc.add_text(fields.name, &d.name);
+        doc.add_text(fields.module, module_part(&d.qualified_name, &d.name));
+        doc.add_text(fields.signature, &d.signature);
         if let Some(ds) = &d.docstring {
-            doc.add_pre_tokenized_text(fields.docstring, pre_tokenized(tokens::tokenize(ds)));
+            doc.add_text(fields.docstring, ds);
         }
-        doc.add_pre_tokenized_text(fields.kind, pre_tokenized(tokens::tokenize(&d.kind)));
+        doc.add_text(fields.kind, &d.kind);
         let exact = tokens::compact(&d.name);
         if !exact.is_empty() {
-            doc.add_pre_tokenized_text(fields.exact, pre_tokenized(vec![exact]));
+            doc.add_text(fields.exact, exact);
             if d.name.len() <= MAX_NAME_BYTES {
-                doc.add_pre_tokenized_text(fields.exact_case, pre_tokenized(vec![d.name]));
+                doc.add_text(fields.exact_case, &d.name);
             }
         }
         if let Some(c) = &d.crate_name {
             let c = normalize_crate_name(c);
-            let mut toks = vec![c.clone()];
+            doc.add_text(fields.krate, &c);
             if let Some(v) = &d.crate_version {
-                toks.push(format!("{c}@{}", v.trim()));
+                doc.add_text(fields.krate, format!("{c}@{}", v.trim()));
             }
-            doc.add_pre_tokenized_text(fields.krate, pre_tokenized(toks));
         }
         match &mut self.writer {
             Writer::Ram(w) => w.add_document(doc)?,
@@ -450,6 +477,9 @@ impl SymbolIndexBuilder {
 
 impl SymbolIndex {
     fn from_index(index: Index, fields: Fields) -> Result<SymbolIndex> {
+        // Searches tokenize queries themselves; registered so nothing tantivy does with
+        // the schema meets an unknown tokenizer.
+        index.tokenizers().register(WORDS, Words);
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
