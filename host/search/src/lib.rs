@@ -429,7 +429,10 @@ impl SymbolIndexBuilder {
                 current.add_document(doc)?;
                 let full = current.mem_usage() >= DISK_SEGMENT_MEMORY;
                 #[cfg(test)]
-                let full = full || self.segment_docs.is_some_and(|n| (self.count + 1) % n == 0);
+                let full = full
+                    || self
+                        .segment_docs
+                        .is_some_and(|n| (self.count + 1).is_multiple_of(n));
                 if full {
                     let next = segment_writer_in(dir)?;
                     cut_segment(dir, std::mem::replace(current, next), done)?;
