@@ -186,11 +186,13 @@ impl SearchCache {
 
     /// The index of dependency crate `c` (indexed: it has an index project), mapped from
     /// its directory if kept there for the same index run, or built with `fill` and kept.
-    /// Waits while another call opens or builds it.
+    /// If it cannot be kept (a full disk, a directory it may not write), it is built in
+    /// memory for this process, so the search still answers. Waits while another call
+    /// opens or builds it.
     pub(crate) fn dependency(
         &self,
         c: &DependencyIndex,
-        fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
+        fill: impl Fn(&mut SymbolIndexBuilder) -> Result<()>,
     ) -> Result<Arc<SymbolIndex>> {
         let id = indexed(c)?;
         let slot = slot(&self.crates, id);
@@ -198,7 +200,19 @@ impl SearchCache {
         if let Some(ix) = held.as_ref() {
             return Ok(ix.clone());
         }
-        let index = Arc::new(self.open_or_build(c, id, fill)?.0);
+        let index = match self.open_or_build(c, id, &fill) {
+            Ok((index, _)) => index,
+            Err(e) => {
+                tracing::warn!(
+                    crate_name = %c.crate_name,
+                    version = %c.version,
+                    error = %format!("{e:#}"),
+                    "a dependency search index could not be kept on disk; built in memory"
+                );
+                build(&fill)?
+            }
+        };
+        let index = Arc::new(index);
         *held = Some(index.clone());
         Ok(index)
     }
@@ -327,7 +341,7 @@ mod tests {
     fn fill<'a>(
         calls: &'a AtomicUsize,
         names: &'a [&'a str],
-    ) -> impl FnOnce(&mut SymbolIndexBuilder) -> Result<()> + 'a {
+    ) -> impl Fn(&mut SymbolIndexBuilder) -> Result<()> + 'a {
         move |b| {
             calls.fetch_add(1, Ordering::SeqCst);
             for (i, n) in names.iter().enumerate() {
@@ -505,6 +519,25 @@ mod tests {
         // No directory yet: nothing to do.
         let (fresh, _d) = cache();
         assert_eq!(fresh.sweep_dependencies(&[]).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_dependency_index_that_cannot_be_kept_is_built_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        // Its directory would be under a file: nothing can be written there.
+        let blocker = dir.path().join("index.db-search");
+        std::fs::write(&blocker, "not a directory").unwrap();
+        let cache = SearchCache::new(blocker.join("dependencies"));
+        let calls = AtomicUsize::new(0);
+        let serde = krate("serde", 40, "2026-12-01T10:00:00Z");
+        let ix = cache.dependency(&serde, fill(&calls, &["decode"])).unwrap();
+        assert_eq!(ix.search("decode", None, 0, 5).unwrap().total, 1);
+        // Kept for this process like any other.
+        let again = cache
+            .dependency(&serde, |_| panic!("built once per process"))
+            .unwrap();
+        assert!(Arc::ptr_eq(&ix, &again));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 
     #[test]
