@@ -1,7 +1,8 @@
 //! The `search` interface: BM25 over the call's project (or the crates it locks).
 //!
 //! Indexes live in [`crate::search_cache`]: the project's is rebuilt after its index
-//! changes, each dependency crate's is built once. A dependency search runs over the
+//! changes, each dependency crate's is kept on disk, built once per crate index run
+//! (usually by the dependency worker, ADR 0014). A dependency search runs over the
 //! indexes of the locked crates together and merges them by score. Hits carry symbol
 //! row ids; the rows of a page are read from the database when it is answered.
 
