@@ -203,6 +203,18 @@ impl Db {
         collect_dependencies(rows).await
     }
 
+    /// One crate by its row id (a [`PendingDependency::crate_id`]), `None` if it is gone.
+    pub async fn dependency_index(&self, crate_id: i64) -> Result<Option<DependencyIndex>> {
+        let conn = self.reader().await?;
+        let rows = conn
+            .query(
+                format!("SELECT {DEPENDENCY_COLUMNS} FROM dependency_crate d WHERE d.id = ?1"),
+                (crate_id,),
+            )
+            .await?;
+        Ok(collect_dependencies(rows).await?.pop())
+    }
+
     /// Records the crates `project_id` locks: new crates get a row (with their source
     /// directory, or a note saying why there is none), crates not indexed yet get their
     /// source directory and note refreshed (the sources may have been fetched since), and
@@ -740,6 +752,14 @@ mod tests {
                 .as_deref()
                 .is_some_and(|t| t.ends_with('Z'))
         );
+        assert_eq!(
+            db.dependency_index(pending[0].crate_id)
+                .await
+                .unwrap()
+                .as_ref(),
+            Some(&listed[0])
+        );
+        assert_eq!(db.dependency_index(-1).await.unwrap(), None);
         assert!(db.pending_dependencies(None).await.unwrap().is_empty());
 
         // The index project is hidden from the user's project list and selectors.

@@ -453,29 +453,46 @@ impl SymbolIndexBuilder {
     }
 
     pub fn finish(self) -> Result<SymbolIndex> {
+        let fields = self.fields;
         let index = match self.writer {
             Writer::Ram(w) => w.finalize()?,
-            Writer::Disk {
-                dir,
-                current,
-                mut done,
-            } => {
-                let mut meta = cut_segment(&dir, current, &mut done)?;
-                // A corpus that filled its last segment exactly leaves that one empty.
-                done.retain(|s| s.max_doc() > 0);
-                meta.segments = done;
-                let json = serde_json::to_vec(&meta)
-                    .map_err(|e| SearchError::Index(format!("writing the index meta: {e}")))?;
-                // Written whole, then moved into place: a reader never sees half of it.
-                let partial = dir.join("meta.json.partial");
-                std::fs::write(&partial, json)?;
-                std::fs::File::open(&partial)?.sync_all()?;
-                std::fs::rename(&partial, dir.join("meta.json"))?;
+            Writer::Disk { dir, current, done } => {
+                write_segments(&dir, current, done)?;
                 Index::open_in_dir(&dir)?
             }
         };
-        SymbolIndex::from_index(index, self.fields)
+        SymbolIndex::from_index(index, fields)
     }
+
+    /// Writes the index out and leaves it closed: for one in a directory, which
+    /// [`stored`] moves into place before anything opens it.
+    pub fn close(self) -> Result<()> {
+        match self.writer {
+            Writer::Ram(w) => drop(w.finalize()?),
+            Writer::Disk { dir, current, done } => write_segments(&dir, current, done)?,
+        }
+        Ok(())
+    }
+}
+
+/// Writes the last segment of an on-disk build and one `meta.json` naming them all.
+fn write_segments(
+    dir: &std::path::Path,
+    current: SingleSegmentIndexWriter<TantivyDocument>,
+    mut done: Vec<SegmentMeta>,
+) -> Result<()> {
+    let mut meta = cut_segment(dir, current, &mut done)?;
+    // A corpus that filled its last segment exactly leaves that one empty.
+    done.retain(|s| s.max_doc() > 0);
+    meta.segments = done;
+    let json = serde_json::to_vec(&meta)
+        .map_err(|e| SearchError::Index(format!("writing the index meta: {e}")))?;
+    // Written whole, then moved into place: a reader never sees half of it.
+    let partial = dir.join("meta.json.partial");
+    std::fs::write(&partial, json)?;
+    std::fs::File::open(&partial)?.sync_all()?;
+    std::fs::rename(&partial, dir.join("meta.json"))?;
+    Ok(())
 }
 
 impl SymbolIndex {

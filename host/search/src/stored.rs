@@ -23,11 +23,11 @@ pub const STAMP_FILE: &str = "scryer-stamp";
 /// built again.
 const FORMAT: u32 = 1;
 
-/// How [`open_or_build`] got its index.
+/// How [`open_or_build`] or [`keep`] found the index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// The kept index was valid and is now mapped.
-    Opened,
+    /// The kept index was built for the stamp (and, by [`open_or_build`], is now mapped).
+    Kept,
     /// It was (re)built by the caller's fill.
     Built,
 }
@@ -46,6 +46,10 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> SearchError {
     SearchError::Index(format!("{what} {}: {e}", path.display()))
 }
 
+fn stamped(dir: &Path, wanted: &str) -> bool {
+    fs::read_to_string(dir.join(STAMP_FILE)).is_ok_and(|kept| kept == wanted)
+}
+
 /// The index kept in `dir` if it was built for `stamp`; otherwise one built now by `fill`
 /// (which adds the documents), kept in `dir` for the next call.
 pub fn open_or_build<E: From<SearchError>>(
@@ -54,12 +58,37 @@ pub fn open_or_build<E: From<SearchError>>(
     fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<(), E>,
 ) -> Result<(SymbolIndex, Outcome), E> {
     let wanted = stamp_text(stamp);
-    if fs::read_to_string(dir.join(STAMP_FILE)).is_ok_and(|kept| kept == wanted)
+    if stamped(dir, &wanted)
         && let Ok(index) = SymbolIndex::open(dir)
     {
-        return Ok((index, Outcome::Opened));
+        return Ok((index, Outcome::Kept));
     }
+    build_in_place(dir, &wanted, fill)?;
+    Ok((SymbolIndex::open(dir)?, Outcome::Built))
+}
 
+/// Makes sure `dir` keeps an index built for `stamp`, building it with `fill` if not,
+/// without opening it. A kept index whose files are damaged is found out, and built
+/// again, by the [`open_or_build`] that first opens it.
+pub fn keep<E: From<SearchError>>(
+    dir: &Path,
+    stamp: &str,
+    fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<(), E>,
+) -> Result<Outcome, E> {
+    let wanted = stamp_text(stamp);
+    if stamped(dir, &wanted) {
+        return Ok(Outcome::Kept);
+    }
+    build_in_place(dir, &wanted, fill)?;
+    Ok(Outcome::Built)
+}
+
+/// Builds the index in `<dir>.partial`, stamps it `wanted` and moves it to `dir`.
+fn build_in_place<E: From<SearchError>>(
+    dir: &Path,
+    wanted: &str,
+    fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<(), E>,
+) -> Result<(), E> {
     let partial = partial_dir(dir);
     if partial.exists() {
         fs::remove_dir_all(&partial).map_err(|e| io("removing", &partial, e))?;
@@ -67,8 +96,7 @@ pub fn open_or_build<E: From<SearchError>>(
     fs::create_dir_all(&partial).map_err(|e| io("creating", &partial, e))?;
     let mut builder = SymbolIndexBuilder::in_directory(&partial)?;
     fill(&mut builder)?;
-    // Closed before the move: a reader is opened on the final path below.
-    drop(builder.finish()?);
+    builder.close()?;
     let stamp_path = partial.join(STAMP_FILE);
     let mut file = fs::File::create(&stamp_path).map_err(|e| io("writing", &stamp_path, e))?;
     file.write_all(wanted.as_bytes())
@@ -83,7 +111,7 @@ pub fn open_or_build<E: From<SearchError>>(
         // rename only means building the index again).
         let _ = fs::File::open(parent).and_then(|d| d.sync_all());
     }
-    Ok((SymbolIndex::open(dir)?, Outcome::Built))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -140,7 +168,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (how, opened.len(), top(&opened, "decode")),
-            (Outcome::Opened, 2, Some(1))
+            (Outcome::Kept, 2, Some(1))
         );
 
         // Another stamp (the crate was indexed again): built from the new rows.
@@ -178,6 +206,31 @@ mod tests {
     }
 
     #[test]
+    fn keeping_builds_an_index_once_and_a_search_opens_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("bytes-1.0.0-5");
+        let mut calls = 0;
+        let how = keep(&dir, "run 1", fill_with(&["advance"], &mut calls)).unwrap();
+        assert_eq!(how, Outcome::Built);
+        let how = keep(&dir, "run 1", |_| -> Result<(), SearchError> {
+            panic!("a kept index is not built again")
+        })
+        .unwrap();
+        assert_eq!(how, Outcome::Kept);
+        let (ix, how) = open_or_build(&dir, "run 1", |_| -> Result<(), SearchError> {
+            panic!("what keep built is opened")
+        })
+        .unwrap();
+        assert_eq!((how, top(&ix, "advance")), (Outcome::Kept, Some(1)));
+        // Another run of the crate: kept again, from the new rows.
+        assert_eq!(
+            keep(&dir, "run 2", fill_with(&["chunk"], &mut calls)).unwrap(),
+            Outcome::Built
+        );
+        assert_eq!(calls, 2);
+    }
+
+    #[test]
     fn a_failed_fill_leaves_the_kept_index_as_it_was() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("log-0.4.0-9");
@@ -191,6 +244,6 @@ mod tests {
             panic!("the old index is still whole")
         })
         .unwrap();
-        assert_eq!((how, top(&ix, "warn")), (Outcome::Opened, Some(1)));
+        assert_eq!((how, top(&ix, "warn")), (Outcome::Kept, Some(1)));
     }
 }

@@ -357,13 +357,7 @@ async fn keep_search_index(
     projects: &Arc<ProjectManager>,
     crate_: &scryer_db::PendingDependency,
 ) -> Result<()> {
-    let Some(indexed) = projects
-        .db()
-        .all_dependency_indexes()
-        .await?
-        .into_iter()
-        .find(|d| d.crate_name == crate_.name && d.version == crate_.version)
-    else {
+    let Some(indexed) = projects.db().dependency_index(crate_.crate_id).await? else {
         return Ok(());
     };
     let Some(id) = indexed.index_project_id else {

@@ -218,20 +218,36 @@ impl SearchCache {
     }
 
     /// Makes sure dependency crate `c`'s index is kept on disk, building it with `fill`
-    /// if it is not, without holding it open: the crate's index run just finished, and
-    /// no search may ever ask for it.
+    /// if it is not, without opening it: the crate's index run just finished, and no
+    /// search may ever ask for it.
     pub(crate) fn keep_dependency(
         &self,
         c: &DependencyIndex,
         fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
-    ) -> Result<Outcome> {
+    ) -> Result<()> {
         let id = indexed(c)?;
         let slot = slot(&self.crates, id);
         let held = lock(&slot);
         if held.is_some() {
-            return Ok(Outcome::Opened);
+            return Ok(());
         }
-        Ok(self.open_or_build(c, id, fill)?.1)
+        let started = Instant::now();
+        let outcome = stored::keep(&self.crate_dir(c, id)?, &crate_stamp(c, id), fill)?;
+        tracing::debug!(
+            crate_name = %c.crate_name,
+            version = %c.version,
+            built = outcome == Outcome::Built,
+            ms = started.elapsed().as_millis() as u64,
+            "dependency search index kept"
+        );
+        Ok(())
+    }
+
+    /// Crate `c`'s directory, under a created [`dependency_dir`].
+    fn crate_dir(&self, c: &DependencyIndex, id: i64) -> Result<PathBuf> {
+        std::fs::create_dir_all(&self.crates_dir)
+            .with_context(|| format!("creating {}", self.crates_dir.display()))?;
+        Ok(self.crates_dir.join(crate_dir_name(c, id)))
     }
 
     /// Removes kept crate indexes that none of `crates` (every crate the database
@@ -274,9 +290,7 @@ impl SearchCache {
         fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
     ) -> Result<(SymbolIndex, Outcome)> {
         let started = Instant::now();
-        std::fs::create_dir_all(&self.crates_dir)
-            .with_context(|| format!("creating {}", self.crates_dir.display()))?;
-        let dir = self.crates_dir.join(crate_dir_name(c, id));
+        let dir = self.crate_dir(c, id)?;
         let (index, outcome) = stored::open_or_build(&dir, &crate_stamp(c, id), fill)?;
         tracing::debug!(
             crate_name = %c.crate_name,
