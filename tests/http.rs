@@ -190,12 +190,12 @@ fn two_sessions_keep_their_own_active_project() {
     let mut status = String::new();
     for _ in 0..100 {
         status = server.status();
-        if status.contains("1 sessions now") {
+        if status.contains("1 session now") {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(status.contains("1 sessions now"), "{status}");
+    assert!(status.contains("1 session now"), "{status}");
     assert_eq!(b.call_json("get_indexing_status", json!({}))["project"], pb);
 }
 
@@ -256,4 +256,48 @@ fn the_http_server_is_the_databases_daemon_for_one_shot_commands() {
     });
     let status = server.status();
     assert!(status.contains("sessions 0 now, 1 since start"), "{status}");
+}
+
+/// A session whose client went away (its event stream closed and never reopened) stops
+/// being counted as open; one that is still there stays counted.
+#[test]
+fn sessions_whose_client_went_away_are_not_shown_as_open() {
+    use std::io::{Read, Write};
+    let server = HttpServer::start();
+    let gone = server.session();
+    let stays = server.session();
+    // The client of `gone` opens its event stream, then exits.
+    let mut stream = std::net::TcpStream::connect(&server.addr).unwrap();
+    write!(
+        stream,
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nAuthorization: Bearer {}\r\n\
+         Mcp-Session-Id: {}\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n",
+        server.addr, server.token, gone.id
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    assert!(
+        String::from_utf8_lossy(&head).contains("200"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    assert!(
+        server.status().contains("2 sessions now"),
+        "{}",
+        server.status()
+    );
+    drop(stream);
+    let mut status = String::new();
+    for _ in 0..120 {
+        status = server.status();
+        if status.contains("1 session now") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    assert!(status.contains("1 session now"), "{status}");
+    // The other session goes on.
+    let (text, is_error) = stays.call("list_projects", json!({}));
+    assert!(!is_error, "{text}");
 }

@@ -124,13 +124,8 @@ async fn the_full_profile_lists_19_portable_tools_within_the_size_budget() {
             "{}: no_truncate",
             t.name
         );
-        let project_tool = [
-            "switch_active_project",
-            "delete_project",
-            "get_indexing_status",
-            "get_token_savings_metrics",
-        ]
-        .contains(&t.name.as_ref());
+        // Every tool whose answer depends on the project declares `project`.
+        let project_tool = !["index_workspace", "list_projects"].contains(&t.name.as_ref());
         assert_eq!(
             props.contains_key("project"),
             project_tool,
@@ -229,6 +224,36 @@ async fn arguments_are_coerced_and_mistakes_are_named() {
         is_error && text.contains("no-such-project") && text.contains("demo"),
         "{text}"
     );
+    // An argument the tool does not know is named in the answer, with the accepted ones;
+    // host parameters (`project`, `format`) are known to every tool.
+    let a = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "Circle", "veiw": "files", "project": "demo"}),
+        )
+        .await;
+    let notes = a["notes"].to_string();
+    assert!(
+        notes.contains("ignored unknown argument `veiw`")
+            && notes.contains("find_references accepts")
+            && notes.contains("view"),
+        "{a}"
+    );
+    assert!(!notes.contains("`project`"), "{notes}");
+    let (text, is_error) = s
+        .call("get_file_outline", json!({"path": "src/lib.rs"}))
+        .await;
+    assert!(
+        is_error && text.contains("ignored unknown argument `path`") && text.contains("file_path"),
+        "an error answer names it too: {text}"
+    );
+    let (text, is_error) = s
+        .call(
+            "find_references",
+            json!({"symbol": "Circle", "format": "text", "colour": 1}),
+        )
+        .await;
+    assert!(!is_error && text.contains("note: ignored unknown argument `colour`"), "{text}");
     // Lines are 1-based.
     let (text, is_error) = s
         .call(

@@ -57,8 +57,16 @@ fn print_status(s: &Status) {
         );
     }
     if let Some(url) = &s.http {
-        println!("http     {url}, {} sessions now", s.http_sessions);
+        println!(
+            "http     {url}, {} now",
+            plural(s.http_sessions, "session", "sessions")
+        );
     }
+}
+
+/// `1 session`, `2 sessions`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn human(secs: u64) -> String {
@@ -207,5 +215,7 @@ mod tests {
         assert_eq!(human(42), "42s");
         assert_eq!(human(600), "10m00s");
         assert_eq!(human(7325), "2h02m");
+        assert_eq!(plural(1, "session", "sessions"), "1 session");
+        assert_eq!(plural(0, "session", "sessions"), "0 sessions");
     }
 }

@@ -81,6 +81,7 @@ pub async fn serve_in_process(server: Server, options: SessionOptions) -> Result
         }
         let _ = writer.shutdown().await;
     });
+    let reader = handler.ordered(reader);
     let running = handler
         .serve((reader, tokio::io::stdout()))
         .await

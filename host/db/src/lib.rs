@@ -342,6 +342,12 @@ fn symbol_from(row: &turso::Row) -> Result<SymbolRow> {
     })
 }
 
+/// Most `-N` suffixes tried for a project's slug before registration gives up.
+const MAX_SLUG_SUFFIX: u32 = 1000;
+
+/// What the error of [`Db::open`] says when another process holds the file.
+pub const IN_USE: &str = "is in use by another scryer process";
+
 impl Db {
     /// Opens (creating if needed) the database file and applies the schema.
     pub async fn open(path: &Path) -> Result<Db> {
@@ -354,7 +360,7 @@ impl Db {
         let database = match turso::Builder::new_local(path_str).build().await {
             Ok(db) => db,
             Err(e) if e.to_string().contains("locked by another process") => anyhow::bail!(
-                "the database {} is in use by another scryer process (turso lets one process open a database file); \
+                "the database {} {IN_USE} (turso lets one process open a database file); \
                  stop that process, or pass --db PATH to use another database",
                 path.display()
             ),
@@ -522,7 +528,7 @@ impl Db {
         root: &str,
         crate_name: Option<&str>,
     ) -> Result<ProjectRow> {
-        if let Some(p) = self.projects().await?.into_iter().find(|p| p.root == root) {
+        if let Some(p) = self.project_by_root(root).await? {
             return Ok(p);
         }
         if let Some((name, version)) = self.dependency_rooted_at(root).await? {
@@ -539,22 +545,59 @@ impl Db {
             .filter(|n| !n.is_empty())
             .unwrap_or("project")
             .to_string();
-        let taken: Vec<String> = self.projects().await?.into_iter().map(|p| p.slug).collect();
-        let mut slug = base.clone();
-        let mut n = 2;
-        while taken.contains(&slug) {
-            slug = format!("{base}-{n}");
-            n += 1;
-        }
         let conn = self.connect().await?;
-        conn.execute(
-            "INSERT INTO project (slug, root, crate_name, registered_at) VALUES (?1, ?2, ?3, ?4)",
-            (slug.as_str(), root, opt_text(crate_name), now_rfc3339()),
+        // Idempotent under concurrency: a row another registration of the same root
+        // inserted meanwhile is the answer, and a slug taken meanwhile moves on to the
+        // next one (`ON CONFLICT DO NOTHING` covers both unique columns).
+        for n in 1..=MAX_SLUG_SUFFIX {
+            let slug = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            if self.slug_taken(&slug).await? {
+                continue;
+            }
+            conn.execute(
+                "INSERT INTO project (slug, root, crate_name, registered_at) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT DO NOTHING",
+                (slug.as_str(), root, opt_text(crate_name), now_rfc3339()),
+            )
+            .await?;
+            if let Some(p) = self.project_by_root(root).await? {
+                return Ok(p);
+            }
+        }
+        anyhow::bail!(
+            "registering {root}: the slugs {base} to {base}-{MAX_SLUG_SUFFIX} are all taken; delete_project some of them"
         )
-        .await?;
-        self.project_by_selector(&slug)
-            .await?
-            .context("project vanished right after registration")
+    }
+
+    /// The user project registered at exactly `root`.
+    pub async fn project_by_root(&self, root: &str) -> Result<Option<ProjectRow>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                format!(
+                    "SELECT {PROJECT_COLUMNS} FROM project WHERE root = ?1 AND {}",
+                    deps::NOT_A_DEPENDENCY
+                ),
+                (root,),
+            )
+            .await?;
+        match rows.next().await? {
+            Some(row) => Ok(Some(project_from(&row)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether any row of `project` (a user's or a dependency index's) has `slug`.
+    async fn slug_taken(&self, slug: &str) -> Result<bool> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query("SELECT 1 FROM project WHERE slug = ?1", (slug,))
+            .await?;
+        Ok(rows.next().await?.is_some())
     }
 
     /// Marks the start of an index run: answers must not claim completeness until
@@ -1073,6 +1116,41 @@ mod tests {
     async fn row_ids(db: &Db, table: &str) -> Vec<(i64, i64)> {
         let sql = format!("SELECT id, file_id FROM {table} ORDER BY id");
         int_pairs(db, &sql, ()).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_registrations_of_one_root_make_one_row_and_same_names_get_own_slugs() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let mut tasks = Vec::new();
+        for i in 0..24 {
+            let db = db.clone();
+            // Half register one root, half register roots that share its last component.
+            let root = if i % 2 == 0 {
+                "/work/app".to_string()
+            } else {
+                format!("/elsewhere/{i}/app")
+            };
+            tasks.push(tokio::spawn(async move {
+                db.register_project(&root, None).await.map(|p| (root, p))
+            }));
+        }
+        let mut same = std::collections::BTreeSet::new();
+        for t in tasks {
+            let (root, p) = t.await.unwrap().expect("every registration answers");
+            assert_eq!(p.root, root);
+            if root == "/work/app" {
+                same.insert(p.id);
+            }
+        }
+        assert_eq!(same.len(), 1, "one row for one root: {same:?}");
+        let all = db.projects().await.unwrap();
+        assert_eq!(all.len(), 13, "{all:?}");
+        let slugs: std::collections::BTreeSet<&str> = all.iter().map(|p| p.slug.as_str()).collect();
+        assert_eq!(slugs.len(), 13, "slugs are distinct: {slugs:?}");
+        // Registering again answers the existing row.
+        let again = db.register_project("/work/app", None).await.unwrap();
+        assert!(same.contains(&again.id));
     }
 
     #[tokio::test]

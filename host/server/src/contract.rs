@@ -4,7 +4,9 @@
 //!
 //! Publishing and accepting are separate: a call may send `max_tokens`, `no_truncate`
 //! or `project` to any tool (the host reads them in `dispatch`), but the schemas show
-//! them only where they matter, to keep tool definitions small.
+//! them only where they matter, to keep tool definitions small: `project` on every tool
+//! whose answer depends on the project. Any other argument a tool's published schema
+//! does not name is reported in the answer's notes, never dropped silently.
 
 use scryer_runtime::wit::ToolDefinition;
 use serde_json::{Map, Value, json};
@@ -28,13 +30,26 @@ pub const BUDGET_PARAM_TOOLS: &[&str] = &[
     "get_crate_outline",
 ];
 
-/// Tools about a project rather than inside one: they publish `project`.
+/// Tools that do not read the code index but answer about one project (its status,
+/// its usage, its decisions): they publish `project`, as every index-reading tool does.
 pub const PROJECT_PARAM_TOOLS: &[&str] = &[
     "switch_active_project",
     "delete_project",
     "get_indexing_status",
     "get_token_savings_metrics",
+    "query_adrs",
+    "record_adr",
+    "delete_adr",
 ];
+
+/// Tools whose answer does not depend on the call's project: they never publish it.
+pub const PROJECTLESS_TOOLS: &[&str] = &["index_workspace", "list_projects"];
+
+/// Whether `tool` publishes `project`: every tool whose behaviour depends on which
+/// project the call is about (the index-reading ones and [`PROJECT_PARAM_TOOLS`]).
+pub fn publishes_project(tool: &str, reads_index: bool) -> bool {
+    !PROJECTLESS_TOOLS.contains(&tool) && (reads_index || PROJECT_PARAM_TOOLS.contains(&tool))
+}
 
 /// Parameters the host reads for every tool.
 pub const HOST_PARAMS: &[&str] = &["max_tokens", "no_truncate", "project", "format"];
@@ -120,8 +135,8 @@ pub fn default_budget(tool: &ToolDefinition, args: &Map<String, Value>) -> u32 {
 
 /// The schema a client sees for `tool`: the router's, minus host parameters the tool
 /// does not publish, plus `max_tokens` / `no_truncate` on the large-output tools and
-/// `project` on the project-admin tools.
-pub fn publish_schema(tool: &str, schema: &Value) -> Value {
+/// `project` on every tool whose answer depends on it ([`publishes_project`]).
+pub fn publish_schema(tool: &str, reads_index: bool, schema: &Value) -> Value {
     let mut schema = schema.clone();
     let Some(obj) = schema.as_object_mut() else {
         return schema;
@@ -133,7 +148,7 @@ pub fn publish_schema(tool: &str, schema: &Value) -> Value {
         return schema;
     };
     let budget = BUDGET_PARAM_TOOLS.contains(&tool);
-    let project = PROJECT_PARAM_TOOLS.contains(&tool);
+    let project = publishes_project(tool, reads_index);
     props.remove("format");
     if !budget {
         props.remove("max_tokens");
@@ -162,6 +177,42 @@ pub fn publish_schema(tool: &str, schema: &Value) -> Value {
         }
     }
     schema
+}
+
+/// The arguments of a call that `published` (a tool's published schema) does not name
+/// and the host does not read: they reach the router but mean nothing to it.
+pub fn unknown_arguments(published: &Value, args: &Map<String, Value>) -> Vec<String> {
+    let props = published.get("properties").and_then(Value::as_object);
+    args.keys()
+        .filter(|k| !HOST_PARAMS.contains(&k.as_str()))
+        .filter(|k| props.is_none_or(|p| !p.contains_key(k.as_str())))
+        .cloned()
+        .collect()
+}
+
+/// The note an answer carries for arguments its tool does not know: which were
+/// ignored and which the tool accepts.
+pub fn unknown_arguments_note(tool: &str, published: &Value, unknown: &[String]) -> String {
+    let accepted: Vec<&str> = published
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let shown: Vec<String> = unknown
+        .iter()
+        .take(10)
+        .map(|u| format!("`{}`", u.chars().take(60).collect::<String>()))
+        .collect();
+    format!(
+        "ignored unknown argument{} {}: {tool} accepts {}",
+        if unknown.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        if accepted.is_empty() {
+            "no arguments".to_string()
+        } else {
+            accepted.join(", ")
+        }
+    )
 }
 
 /// What keeps a schema from being portable (empty when it is). One definition serves
@@ -237,19 +288,36 @@ mod tests {
     }
 
     #[test]
+    fn unknown_arguments_are_named_with_the_accepted_ones() {
+        let published = publish_schema("find_references", true, &schema());
+        let args = json!({"symbol": "x", "symbl": "y", "project": "p", "format": "text", "max_tokens": 5});
+        let unknown = unknown_arguments(&published, args.as_object().unwrap());
+        assert_eq!(unknown, ["symbl"]);
+        let note = unknown_arguments_note("find_references", &published, &unknown);
+        assert!(note.starts_with("ignored unknown argument `symbl`: find_references accepts "), "{note}");
+        assert!(note.contains("symbol") && note.contains("project"), "{note}");
+        let none = json!({"symbol": "x"});
+        assert!(unknown_arguments(&published, none.as_object().unwrap()).is_empty());
+    }
+
+    #[test]
     fn host_parameters_are_published_only_where_they_matter() {
-        let p = publish_schema("get_enclosing_scope", &schema());
+        let p = publish_schema("get_enclosing_scope", true, &schema());
         let props = p["properties"].as_object().unwrap();
         assert!(!props.contains_key("max_tokens"));
-        assert!(!props.contains_key("project"));
+        assert!(props.contains_key("project"), "it reads the index");
         assert_eq!(p["required"], json!(["symbol"]));
 
-        let p = publish_schema("find_references", &schema());
+        let p = publish_schema("find_references", true, &schema());
         assert!(p["properties"]["no_truncate"].is_object());
         assert!(p["properties"]["max_tokens"].is_object());
+        assert!(p["properties"]["project"].is_object());
+        let p = publish_schema("index_workspace", false, &schema());
+        assert!(p["properties"].get("project").is_none());
+        let p = publish_schema("my_plugin_tool", false, &schema());
         assert!(p["properties"].get("project").is_none());
 
-        let p = publish_schema("switch_active_project", &json!({"type": "object"}));
+        let p = publish_schema("switch_active_project", false, &json!({"type": "object"}));
         assert_eq!(p["properties"]["project"]["type"], "string");
     }
 

@@ -10,7 +10,7 @@
 //! reads from, so MCP bytes sent in the same write as the handshake are kept.
 
 use std::io::Write as _;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,24 +49,57 @@ pub struct RunPaths {
     pub log: PathBuf,
 }
 
-/// The per-user run directory: `$SCRYER_RUN_DIR`, else `$XDG_RUNTIME_DIR/scryer`, else
-/// `~/.cache/scryer/run`. Created 0700; refused if another user owns it.
-pub fn run_dir() -> Result<PathBuf> {
-    let dir = if let Some(d) = std::env::var_os("SCRYER_RUN_DIR").filter(|d| !d.is_empty()) {
-        PathBuf::from(d)
-    } else if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        PathBuf::from(d).join("scryer")
+/// Longest socket path a Unix socket address holds (`sun_path` is 108 bytes with its NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Where a database's daemon is found. Computed from the database path and the user
+/// only, never from optional variables a client may or may not pass (ADR 0016), so every
+/// client of one database finds the same daemon: `<db file>-run/` beside the database,
+/// or `/tmp/scryer-<uid>/` when that would make the socket path too long.
+/// `$SCRYER_RUN_DIR` overrides it (tests and unusual setups pass it to every process).
+enum Rendezvous {
+    /// A directory of this database alone: `daemon.sock`, `daemon.lock`, `daemon.log`.
+    Beside(PathBuf),
+    /// A directory shared by databases: `<key>.sock` and so on.
+    Shared(PathBuf),
+}
+
+fn rendezvous(db: &Path) -> Rendezvous {
+    if let Some(d) = std::env::var_os("SCRYER_RUN_DIR").filter(|d| !d.is_empty()) {
+        return Rendezvous::Shared(PathBuf::from(d));
+    }
+    let mut beside = db.as_os_str().to_owned();
+    beside.push("-run");
+    let beside = PathBuf::from(beside);
+    if beside.join("daemon.sock").as_os_str().len() <= MAX_SOCKET_PATH {
+        Rendezvous::Beside(beside)
     } else {
-        std::env::home_dir()
-            .map(|h| h.join(".cache"))
-            .unwrap_or_else(std::env::temp_dir)
-            .join("scryer")
-            .join("run")
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let meta = std::fs::metadata(&dir)?;
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        Rendezvous::Shared(PathBuf::from(format!("/tmp/scryer-{uid}")))
+    }
+}
+
+/// Creates `dir` (0700) if needed and checks it is a directory of this user's, private.
+/// Refused when it is a symbolic link or belongs to another user: a run directory in a
+/// shared place such as `/tmp` must not be one someone else prepared.
+pub fn private_dir(dir: &Path) -> Result<()> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?
+        }
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
+    if !meta.is_dir() {
+        bail!(
+            "{} is not a directory (a symbolic link or a file); remove it, or set SCRYER_RUN_DIR to a directory of your own",
+            dir.display()
+        );
+    }
     if meta.uid() != uid {
         bail!(
             "{} belongs to another user (uid {}); set SCRYER_RUN_DIR to a directory of your own",
@@ -75,10 +108,10 @@ pub fn run_dir() -> Result<PathBuf> {
         );
     }
     if meta.permissions().mode() & 0o777 != 0o700 {
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("making {} private (0700)", dir.display()))?;
     }
-    Ok(dir)
+    Ok(())
 }
 
 /// The database path as the daemon is keyed by it: absolute, its directory canonical
@@ -106,9 +139,25 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 impl RunPaths {
-    /// The paths for the daemon of `db`, in the run directory.
+    /// The paths for the daemon of `db` (see [`Rendezvous`]); creates their directory.
     pub fn for_db(db: &Path) -> Result<RunPaths> {
-        Ok(Self::in_dir(run_dir()?, db))
+        let db = canonical_db(db);
+        let paths = match rendezvous(&db) {
+            Rendezvous::Beside(dir) => Self::beside(dir, db),
+            Rendezvous::Shared(dir) => Self::in_dir(dir, &db),
+        };
+        private_dir(&paths.dir)?;
+        Ok(paths)
+    }
+
+    fn beside(dir: PathBuf, db: PathBuf) -> RunPaths {
+        RunPaths {
+            socket: dir.join("daemon.sock"),
+            lock: dir.join("daemon.lock"),
+            log: dir.join("daemon.log"),
+            dir,
+            db,
+        }
     }
 
     fn in_dir(dir: PathBuf, db: &Path) -> RunPaths {
@@ -121,6 +170,11 @@ impl RunPaths {
             dir,
             db,
         }
+    }
+
+    /// Whether the run directory holds this database's files alone.
+    fn dir_is_own(&self) -> bool {
+        self.socket.file_name().is_some_and(|n| n == "daemon.sock")
     }
 }
 
@@ -428,6 +482,78 @@ pub fn lock_holder_alive(paths: &RunPaths) -> Option<u32> {
     alive.then_some(pid)
 }
 
+/// Who holds `db` open, for an "in use" message: the pid, its socket when it is this
+/// database's daemon, and the command that stops it. Looks at the daemon lock first,
+/// then at the open files of this user's processes (an in-process `serve --no-daemon`
+/// or a daemon of an older build holds no lock in this rendezvous).
+pub fn holder_of(db: &Path) -> String {
+    let paths = RunPaths::for_db(db).ok();
+    let stop = format!("scryer --db {} daemon stop", canonical_db(db).display());
+    if let Some(paths) = &paths
+        && let Some(pid) = lock_holder_alive(paths)
+        && pid != std::process::id()
+    {
+        return format!(
+            "held by the scryer daemon pid {pid} (socket {}); stop it with `{stop}`",
+            paths.socket.display()
+        );
+    }
+    match process_with_open(&canonical_db(db)) {
+        Some((pid, command)) => format!(
+            "held by pid {pid} (`{command}`), which serves it without a daemon socket; stop it with `kill {pid}` (for a daemon: `{stop}`)"
+        ),
+        None => format!(
+            "the holder was not found among this user's processes; if it is a scryer daemon, `{stop}` stops it"
+        ),
+    }
+}
+
+/// A process of this user's (not this one) with `file` open, and its command line.
+fn process_with_open(file: &Path) -> Option<(u32, String)> {
+    let me = std::process::id();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
+        if fds
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == file))
+        {
+            let command = std::fs::read(entry.path().join("cmdline"))
+                .map(|raw| {
+                    raw.split(|b| *b == 0)
+                        .filter(|a| !a.is_empty())
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            return Some((pid, command));
+        }
+    }
+    None
+}
+
+/// `error` from opening `db`, with who holds the file when it is in use.
+pub fn explain_open_error(error: anyhow::Error, db: &Path) -> anyhow::Error {
+    if format!("{error:#}").contains(scryer_db::IN_USE) {
+        anyhow::anyhow!(
+            "the database {} {} (turso lets one process open a database file): {}; or pass --db PATH to use another database",
+            canonical_db(db).display(),
+            scryer_db::IN_USE,
+            holder_of(db)
+        )
+    } else {
+        error
+    }
+}
+
 struct Shared {
     server: Server,
     paths: RunPaths,
@@ -500,11 +626,11 @@ where
 {
     let Some(_lock) = DaemonLock::try_acquire(&paths)? else {
         let holder = lock_holder(&paths)
-            .map(|p| format!(" (pid {p})"))
+            .map(|p| format!(" (pid {p}, socket {})", paths.socket.display()))
             .unwrap_or_default();
         bail!(
-            "a scryer daemon for {} is already running{holder}; `scryer daemon status` shows it, `scryer daemon stop` ends it",
-            paths.db.display()
+            "a scryer daemon for {db} is already running{holder}; `scryer --db {db} daemon status` shows it, `scryer --db {db} daemon stop` ends it",
+            db = paths.db.display()
         );
     };
     // Holding the lock, any socket file left is a dead daemon's.
@@ -595,6 +721,9 @@ where
         // lock or log behind in the run directory.
         let _ = std::fs::remove_file(&shared.paths.log);
         let _ = std::fs::remove_file(&shared.paths.lock);
+        if shared.paths.dir_is_own() {
+            let _ = std::fs::remove_dir(&shared.paths.dir);
+        }
     }
     tracing::info!(reason = ?exit, "daemon exiting");
     Ok(exit)
@@ -783,7 +912,9 @@ async fn session(
         ..Reply::default()
     };
     if write_json_line(&mut w, &reply).await.is_ok() {
-        match server.mcp_session(id).serve((reader, w)).await {
+        let handler = server.mcp_session(id);
+        let reader = handler.ordered(reader);
+        match handler.serve((reader, w)).await {
             Ok(running) => {
                 let _ = running.waiting().await;
             }

@@ -141,8 +141,17 @@ impl Server {
             ));
         };
         let mut args = arguments.unwrap_or_default();
+        // Notes that say nothing about completeness (arguments the tool does not know).
+        let mut remarks = Vec::new();
         if let Some(schema) = self.registry.schema(name) {
             crate::contract::coerce_arguments(schema, &mut args);
+            let published = crate::contract::publish_schema(name, tool.reads_index, schema);
+            let unknown = crate::contract::unknown_arguments(&published, &args);
+            if !unknown.is_empty() {
+                remarks.push(crate::contract::unknown_arguments_note(
+                    name, &published, &unknown,
+                ));
+            }
         }
         let session = self.core.session(session_id);
 
@@ -159,12 +168,14 @@ impl Server {
         })();
         let (max_tokens, no_truncate, format) = match parsed {
             Ok(p) => p,
-            Err(e) => return CallOutcome::error(format!("invalid argument: {e}")),
+            Err(e) => {
+                return CallOutcome::error(with_remarks(format!("invalid argument: {e}"), &remarks));
+            }
         };
 
         let project = match self.session_project(session_id, &session, &mut args).await {
             Ok(p) => p,
-            Err(e) => return CallOutcome::error(e),
+            Err(e) => return CallOutcome::error(with_remarks(e, &remarks)),
         };
         measured.project_id = project.as_ref().map(|p| p.id);
 
@@ -266,11 +277,13 @@ impl Server {
         match outcome {
             Ok(result) => {
                 let router_truncated = result.truncated;
-                let body = if notes.is_empty() {
-                    result.body
-                } else {
-                    add_notes(result.body, &notes)
-                };
+                let mut body = result.body;
+                if !notes.is_empty() {
+                    body = add_notes(body, &notes, true);
+                }
+                if !remarks.is_empty() {
+                    body = add_notes(body, &remarks, false);
+                }
                 let (text, cut, tokens) = budget::enforce(body, budget);
                 measured.truncated = cut || router_truncated;
                 measured.response_tokens = tokens;
@@ -279,10 +292,12 @@ impl Server {
                     is_error: false,
                 }
             }
-            Err(CallFailure::Router(e)) => CallOutcome::error(CallFailure::Router(e).to_string()),
+            Err(CallFailure::Router(e)) => {
+                CallOutcome::error(with_remarks(CallFailure::Router(e).to_string(), &remarks))
+            }
             Err(other) => {
                 tracing::warn!(tool = name, error = %other, "router call failed");
-                CallOutcome::error(other.to_string())
+                CallOutcome::error(with_remarks(other.to_string(), &remarks))
             }
         }
     }
@@ -343,9 +358,19 @@ fn files_named_in(body: &str, cap: usize) -> Vec<String> {
     out
 }
 
-/// Adds host notes to a router's answer: into `notes` (and `complete: false`) of a JSON
-/// object, or as `note:` lines after the header of a text answer.
-fn add_notes(body: String, notes: &[String]) -> String {
+/// An error answer with the host's remarks after it, one `note:` line each.
+fn with_remarks(mut text: String, remarks: &[String]) -> String {
+    for r in remarks {
+        text.push_str("\nnote: ");
+        text.push_str(r);
+    }
+    text
+}
+
+/// Adds host notes to a router's answer: into `notes` of a JSON object (and, when they
+/// make it `incomplete`, `complete: false`), or as `note:` lines after the header of a
+/// text answer.
+fn add_notes(body: String, notes: &[String], incomplete: bool) -> String {
     if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(&body) {
         let list = map
             .entry("notes")
@@ -355,7 +380,7 @@ fn add_notes(body: String, notes: &[String]) -> String {
                 items.push(Value::String(n.clone()));
             }
         }
-        if map.contains_key("complete") {
+        if incomplete && map.contains_key("complete") {
             map.insert("complete".into(), Value::Bool(false));
         }
         return Value::Object(map).to_string();
@@ -409,12 +434,15 @@ mod tests {
         let j = add_notes(
             r#"{"items":[1],"complete":true}"#.into(),
             &["INDEXING 50%".into()],
+            true,
         );
         assert_eq!(
             j,
             r#"{"complete":false,"items":[1],"notes":["INDEXING 50%"]}"#
         );
-        let t = add_notes("header\nline1".into(), &["n".into()]);
+        let j = add_notes(r#"{"complete":true}"#.into(), &["ignored".into()], false);
+        assert_eq!(j, r#"{"complete":true,"notes":["ignored"]}"#);
+        let t = add_notes("header\nline1".into(), &["n".into()], true);
         assert_eq!(t, "header\nnote: n\nline1");
     }
 }

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
@@ -190,6 +190,99 @@ fn refuse(
     None
 }
 
+/// How long an HTTP session whose event streams (`GET /mcp`) have all closed may go
+/// without opening another before it is taken as gone and closed. Clients reopen a
+/// dropped stream within the SSE retry (3 s); a client that exited never does.
+const GONE_AFTER: Duration = Duration::from_secs(10);
+/// How often sessions are checked for having gone.
+const GONE_CHECK: Duration = Duration::from_secs(2);
+
+/// The open event streams of each HTTP session that has opened one, and since when it
+/// has none. A session that never opened a stream is not here: rmcp closes it after its
+/// keep-alive time without requests.
+#[derive(Default)]
+struct Streams(std::sync::Mutex<std::collections::HashMap<String, (usize, Option<Instant>)>>);
+
+impl Streams {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (usize, Option<Instant>)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn opened(self: &Arc<Self>, session: &str) -> StreamGuard {
+        let mut map = self.lock();
+        let entry = map.entry(session.to_string()).or_default();
+        entry.0 += 1;
+        entry.1 = None;
+        StreamGuard {
+            streams: self.clone(),
+            session: session.to_string(),
+        }
+    }
+
+    /// Sessions whose streams all closed more than [`GONE_AFTER`] ago (forgotten here).
+    fn gone(&self) -> Vec<String> {
+        let mut map = self.lock();
+        let gone: Vec<String> = map
+            .iter()
+            .filter(|(_, (open, since))| *open == 0 && since.is_some_and(|t| t.elapsed() >= GONE_AFTER))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &gone {
+            map.remove(id);
+        }
+        gone
+    }
+}
+
+/// One open event stream; dropped with the response body when its connection ends.
+struct StreamGuard {
+    streams: Arc<Streams>,
+    session: String,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        let mut map = self.streams.lock();
+        if let Some(entry) = map.get_mut(&self.session) {
+            entry.0 = entry.0.saturating_sub(1);
+            if entry.0 == 0 {
+                entry.1 = Some(Instant::now());
+            }
+        }
+    }
+}
+
+/// `response` with its body holding `guard` until the body is dropped.
+fn guarded(response: Response<Body>, guard: StreamGuard) -> Response<Body> {
+    response.map(|body| {
+        body.map_frame(move |frame| {
+            let _held = &guard;
+            frame
+        })
+        .boxed()
+    })
+}
+
+/// Closes the HTTP sessions whose clients went away ([`Streams::gone`]), until `stop`.
+async fn close_gone_sessions(
+    manager: Arc<LocalSessionManager>,
+    streams: Arc<Streams>,
+    stop: CancellationToken,
+) {
+    use rmcp::transport::streamable_http_server::session::SessionManager as _;
+    let mut tick = tokio::time::interval(GONE_CHECK);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.cancelled() => return,
+        }
+        for id in streams.gone() {
+            tracing::debug!(session = %id, "HTTP session's client went away: closing it");
+            let _ = manager.close_session(&id.as_str().into()).await;
+        }
+    }
+}
+
 /// Closes its session when the last clone of the session's handler is dropped (rmcp
 /// drops it when the HTTP session ends: DELETE, idle timeout, or shutdown).
 pub(crate) struct SessionLease {
@@ -256,11 +349,10 @@ pub async fn serve(
             Ok(server.mcp_session(id).with_lease(lease))
         }
     };
-    let mcp = StreamableHttpService::new(
-        factory,
-        Arc::new(LocalSessionManager::default()),
-        rmcp_config,
-    );
+    let manager = Arc::new(LocalSessionManager::default());
+    let mcp = StreamableHttpService::new(factory, manager.clone(), rmcp_config);
+    let streams = Arc::new(Streams::default());
+    tokio::spawn(close_gone_sessions(manager, streams.clone(), stop.clone()));
     let token: Arc<str> = config.token.into();
     let allowed: Arc<Option<Vec<String>>> = Arc::new(allowed);
     tracing::info!(%bound, "MCP over HTTP listening");
@@ -276,16 +368,37 @@ pub async fn serve(
             },
             _ = stop.cancelled() => return Ok(()),
         };
-        let (mcp, token, allowed, stop) =
-            (mcp.clone(), token.clone(), allowed.clone(), stop.clone());
+        let (mcp, token, allowed, stop, streams) = (
+            mcp.clone(),
+            token.clone(),
+            allowed.clone(),
+            stop.clone(),
+            streams.clone(),
+        );
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let mut mcp = mcp.clone();
                 let refused = refuse(&req, &bound, allowed.as_deref(), &token);
+                // An event stream of a session: watched so a client that went away is
+                // not shown as an open session for minutes.
+                let stream_of = (req.method() == http::Method::GET)
+                    .then(|| req.headers().get("mcp-session-id"))
+                    .flatten()
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                let streams = streams.clone();
                 async move {
                     match refused {
                         Some(r) => Ok::<_, Infallible>(r),
-                        None => mcp.call(req).await,
+                        None => {
+                            let response = mcp.call(req).await?;
+                            Ok(match stream_of {
+                                Some(id) if response.status().is_success() => {
+                                    guarded(response, streams.opened(&id))
+                                }
+                                _ => response,
+                            })
+                        }
                     }
                 }
             });

@@ -122,8 +122,8 @@ pub fn server_instructions(tools: &[&str]) -> String {
         out.push('\n');
     }
     out.push_str(
-        "Conventions: lines are 1-based. `project` (slug, id or root path) picks a project; otherwise the \
-         file_path's project or the session's. Answers fit a token budget: `complete: false` with \
+        "Conventions: lines are 1-based. `project` (slug, id or root path), on every tool that takes it, picks \
+         the project; otherwise the file_path's project or the session's. Answers fit a token budget: `complete: false` with \
          `next_offset` means more is one call away; `max_tokens` raises the budget, `no_truncate` lifts it. \
          Empty answers say why in `notes`.",
     );

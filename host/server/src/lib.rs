@@ -17,6 +17,7 @@ mod host_services;
 pub mod http;
 mod instructions;
 mod mcp;
+pub mod order;
 mod paths;
 mod plugin_watch;
 mod projects;
@@ -232,7 +233,9 @@ impl Server {
         if !config.plugins.is_empty() || installed.is_some() {
             tokio::task::spawn_blocking(tokens::warm_up).await?;
         }
-        let db = Db::open(&config.db_path).await?;
+        let db = Db::open(&config.db_path)
+            .await
+            .map_err(|e| daemon::explain_open_error(e, &config.db_path))?;
         let db_for_telemetry = db.clone();
         let projects = projects::ProjectManager::new(db);
         let watcher = config
@@ -410,8 +413,7 @@ impl Server {
     /// Indexes a directory now and waits for the run (the `scryer index` command).
     pub async fn index_path(&self, root: &std::path::Path) -> Result<scryer_db::ProjectRow> {
         let root = std::fs::canonicalize(root).with_context(|| format!("{}", root.display()))?;
-        let project = self.core.projects.register(&root).await?;
-        let rx = self.core.projects.start_index(&project).await;
+        let (project, rx) = self.core.projects.register_and_index(&root).await?;
         // A daemon keeps the project current from here on, as it does for
         // index_workspace (one-shot commands run without a watcher).
         if let Some(w) = &self.core.watcher {

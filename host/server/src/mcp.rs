@@ -34,6 +34,8 @@ pub struct McpSession {
     /// Closes the session with the last clone of the handler (HTTP sessions, which end
     /// when rmcp drops their handler).
     _lease: Option<Arc<crate::http::SessionLease>>,
+    /// The receipt order of this session's calls (filled by [`McpSession::ordered`]).
+    order: Arc<crate::order::SessionOrder>,
 }
 
 /// How long a call waits for the client to answer `roots/list`.
@@ -47,7 +49,7 @@ fn session_tools(registry: &Registry, options: &SessionOptions) -> Vec<Tool> {
         .map(|(_, t)| {
             let schema: serde_json::Value =
                 serde_json::from_str(&t.input_schema).unwrap_or_default();
-            let published = match publish_schema(&t.name, &schema) {
+            let published = match publish_schema(&t.name, t.reads_index, &schema) {
                 serde_json::Value::Object(o) => o,
                 _ => JsonObject::new(),
             };
@@ -109,7 +111,25 @@ impl McpSession {
             roots_stale: Arc::new(AtomicBool::new(true)),
             alive: Arc::new(watch::channel(()).0),
             _lease: None,
+            order: Arc::default(),
         }
+    }
+
+    /// `reader` (the session's incoming bytes), numbering its calls on the way so a
+    /// call waits for project changes received before it (`order.rs`).
+    pub fn ordered<R>(&self, reader: R) -> crate::order::Tap<R> {
+        let server = self.server.clone();
+        crate::order::Tap::new(
+            reader,
+            self.order.clone(),
+            Box::new(move |tool| {
+                server.current_registry().tool(tool).is_some_and(|(plugin, _)| {
+                    plugin
+                        .grants
+                        .contains(scryer_runtime::Capability::ProjectAdmin)
+                })
+            }),
+        )
     }
 
     /// This handler, closing its session when its last clone is dropped.
@@ -192,6 +212,14 @@ impl ServerHandler for McpSession {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Project changes received before this call are seen by it.
+        let _ticket = self
+            .order
+            .begin(
+                &crate::order::request_id_key(&context.id),
+                self.server.core.first_query_wait,
+            )
+            .await;
         self.refresh_roots(&context.peer).await;
         // The call runs on the registry serving now, to the end, even if another is
         // swapped in meanwhile.

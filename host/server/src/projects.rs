@@ -2,7 +2,7 @@
 //! background, observable while it runs.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -65,7 +65,13 @@ pub struct ProjectManager {
     files: std::sync::Mutex<NameCache<i64>>,
     /// Each project's file paths by id, at an index generation.
     paths: std::sync::Mutex<HashMap<i64, AtGeneration<HashMap<i64, String>>>>,
+    /// Registrations in flight, by root: one registration (and first index start) per
+    /// root at a time; every other caller for that root awaits its answer.
+    registering: std::sync::Mutex<HashMap<PathBuf, Registered>>,
 }
+
+/// The answer of a registration in flight: `None` until it is known.
+type Registered = watch::Receiver<Option<Result<ProjectRow, String>>>;
 
 /// A value and the index generation it was read at.
 type AtGeneration<T> = (u64, Arc<T>);
@@ -196,6 +202,7 @@ impl ProjectManager {
             usages: std::sync::Mutex::new(NameCache::default()),
             files: std::sync::Mutex::new(NameCache::default()),
             paths: std::sync::Mutex::new(HashMap::new()),
+            registering: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -334,15 +341,107 @@ impl ProjectManager {
         &self.search
     }
 
-    /// Registers a directory (canonicalized) as a project.
-    pub async fn register(&self, root: &Path) -> Result<ProjectRow> {
+    /// Registers a directory (canonicalized) as a project, or answers the project
+    /// registered there. One registration per root at a time: concurrent callers share
+    /// it. A project that was never indexed has its first index run started before
+    /// anyone learns of it, so every call that finds it sees it building and waits.
+    pub async fn register(self: &Arc<Self>, root: &Path) -> Result<ProjectRow> {
+        self.register_once(root.to_path_buf())
+            .await
+            .map_err(anyhow::Error::msg)
+    }
+
+    /// [`ProjectManager::register`], then an index run (a new one unless one runs):
+    /// `index_workspace` and `scryer index`.
+    pub async fn register_and_index(
+        self: &Arc<Self>,
+        root: &Path,
+    ) -> Result<(ProjectRow, watch::Receiver<bool>)> {
+        let project = self.register(root).await?;
+        let finished = self.start_index(&project).await;
+        Ok((project, finished))
+    }
+
+    /// Joins the registration of `root` in flight, or leads a new one. Which of the two
+    /// is decided before this returns (no await), so a caller that marks something
+    /// after calling it knows the registration is findable by [`Self::in_flight`].
+    pub(crate) fn register_once(
+        self: &Arc<Self>,
+        root: PathBuf,
+    ) -> impl Future<Output = Result<ProjectRow, String>> + Send + 'static {
+        let mut map = self.registering.lock().unwrap_or_else(|p| p.into_inner());
+        let lead = match map.get(&root) {
+            Some(rx) => Err(rx.clone()),
+            None => {
+                let (tx, rx) = watch::channel(None);
+                map.insert(root.clone(), rx);
+                Ok(tx)
+            }
+        };
+        drop(map);
+        let this = self.clone();
+        async move {
+            match lead {
+                Err(rx) => answer_of(rx).await,
+                Ok(tx) => {
+                    // The entry goes when this ends, answered or not (a dropped sender
+                    // wakes the followers, who then see no answer).
+                    let _leave = LeaveRegistration(&this, &root);
+                    let answer = this.register_now(&root).await;
+                    let _ = tx.send(Some(answer.clone()));
+                    answer
+                }
+            }
+        }
+    }
+
+    /// The registration of `root` in flight, if any: its answer when it ends.
+    pub(crate) async fn in_flight(&self, root: &Path) -> Option<Result<ProjectRow, String>> {
+        let rx = self
+            .registering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(root)
+            .cloned()?;
+        Some(answer_of(rx).await)
+    }
+
+    /// Waits for every registration in flight now. A call that read the project rows
+    /// and then waited here sees each row it read either finished registering (its first
+    /// index run started) or not at all.
+    pub(crate) async fn settle_registrations(&self) {
+        let pending: Vec<Registered> = self
+            .registering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for rx in pending {
+            let _ = answer_of(rx).await;
+        }
+    }
+
+    async fn register_now(self: &Arc<Self>, root: &Path) -> Result<ProjectRow, String> {
         let crate_name = std::fs::read_to_string(root.join("Cargo.toml"))
             .ok()
             .and_then(|t| indexer::crate_name_of(&t));
         let root_str = root.to_string_lossy();
-        self.db
+        let project = self
+            .db
             .register_project(&root_str, crate_name.as_deref())
             .await
+            .map_err(|e| format!("registering {}: {e:#}", root.display()))?;
+        if project.indexed_at.is_none() && !project.index_complete && !self.running(project.id).await
+        {
+            drop(self.start_index(&project).await);
+        }
+        Ok(project)
+    }
+
+    /// Whether a run of the project has started and not ended.
+    async fn running(&self, project_id: i64) -> bool {
+        self.writing(project_id).await
     }
 
     /// Starts an index run for `project` unless one is running; returns a receiver that
@@ -507,6 +606,27 @@ impl ProjectManager {
             }
         }
         Ok(n)
+    }
+}
+
+/// Removes a led registration from the map when it ends.
+struct LeaveRegistration<'a>(&'a ProjectManager, &'a Path);
+
+impl Drop for LeaveRegistration<'_> {
+    fn drop(&mut self) {
+        self.0
+            .registering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(self.1);
+    }
+}
+
+/// The answer a registration in flight sends.
+async fn answer_of(mut rx: Registered) -> Result<ProjectRow, String> {
+    match rx.wait_for(Option::is_some).await {
+        Ok(answer) => answer.clone().expect("waited for an answer"),
+        Err(_) => Err("the registration of this project was abandoned; call again".into()),
     }
 }
 

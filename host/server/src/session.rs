@@ -113,6 +113,9 @@ impl Server {
             .projects()
             .await
             .map_err(|e| format!("internal error: {e:#}"))?;
+        // A row another call is registering is read only once its first index run has
+        // started, so this call waits for that run like any call on a project building.
+        self.core.projects.settle_registrations().await;
         let explicit = arg_str(args, "project")?;
 
         // 1. file_path.
@@ -178,30 +181,45 @@ impl Server {
             return Ok(all.into_iter().next());
         }
 
-        if !session.cwd_registered {
-            self.core
-                .update_session(session_id, |s| s.cwd_registered = true);
-            if let Some(root) = roots.iter().find(|r| is_project_root(r)) {
-                return self.register_in_background(root).await.map(Some);
-            }
+        match roots.iter().find(|r| is_project_root(r)) {
+            Some(root) => self.register_session_root(session_id, session, root).await,
+            None => Ok(None),
         }
-        Ok(None)
     }
 
-    /// Registers `root` and starts its index run without waiting for it.
-    async fn register_in_background(&self, root: &Path) -> Result<ProjectRow, String> {
-        let project = self
-            .core
-            .projects
-            .register(root)
-            .await
-            .map_err(|e| format!("internal error: registering {}: {e:#}", root.display()))?;
-        tracing::info!(project = %project.slug, root = %root.display(), "registering the session's project");
-        if let Some(w) = &self.core.watcher {
-            w.watch(&project);
+    /// A session root that is a project directory: registered (and its first index
+    /// started) once per session, so a project deleted later is not registered again
+    /// by the same session. A call that finds that registration begun by another call
+    /// (of any session) waits for it and answers about the project it registered.
+    async fn register_session_root(
+        &self,
+        session_id: u64,
+        session: &SessionState,
+        root: &Path,
+    ) -> Result<Option<ProjectRow>, String> {
+        let internal = |e: String| format!("internal error: {e}");
+        if !session.cwd_registered {
+            // Claim the registration, then mark the session: a call that sees the mark
+            // finds the claim (or its row).
+            let registration = self.core.projects.register_once(root.to_path_buf());
+            self.core
+                .update_session(session_id, |s| s.cwd_registered = true);
+            let project = registration.await.map_err(internal)?;
+            tracing::info!(project = %project.slug, root = %root.display(), "registered the session's project");
+            if let Some(w) = &self.core.watcher {
+                w.watch(&project);
+            }
+            return Ok(Some(project));
         }
-        drop(self.core.projects.start_index(&project).await);
-        Ok(project)
+        if let Some(answer) = self.core.projects.in_flight(root).await {
+            return answer.map(Some).map_err(internal);
+        }
+        self.core
+            .projects
+            .db()
+            .project_by_root(&root.to_string_lossy())
+            .await
+            .map_err(|e| format!("internal error: {e:#}"))
     }
 }
 

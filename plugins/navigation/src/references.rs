@@ -339,11 +339,7 @@ fn render_group(
         ));
     }
     let page = &items[offset..page_end];
-    let view = match q.view {
-        View::Callers => "callers",
-        View::Files => "files",
-        View::Sites => "sites",
-    };
+    let view = view_name(q.view);
     let caveat = {
         let mut why = Vec::new();
         if name_matched > 0 || def.is_none() {
@@ -487,34 +483,49 @@ fn render_ambiguous(
             |a| matches!(a, Attribution::Open(set) if set.iter().any(|i| candidates.contains(i))),
         )
         .count();
-    let largest = groups.iter().map(|(_, g)| g.len()).max().unwrap_or(0);
+    // Each definition's uses in the asked view: sites, callers or files.
+    let rows: Vec<Vec<(&Site, usize)>> = groups.iter().map(|(_, g)| view_rows(q.view, g)).collect();
+    let largest = rows.iter().map(Vec::len).max().unwrap_or(0);
     let most_shown = match ctx.budget {
         None => largest,
         Some(_) => largest.min(AMBIGUOUS_SITES_PER_GROUP),
     };
-    let texts = line_texts(
-        host,
-        groups
-            .iter()
-            .flat_map(|(_, g)| g.iter().take(most_shown))
-            .map(|s| (s.file_path.as_str(), s.line)),
-    );
-    let with_text = |s: &Site| {
-        let text = s
-            .line_text
+    let texts = match q.view {
+        View::Files => Default::default(),
+        View::Sites | View::Callers => line_texts(
+            host,
+            rows.iter()
+                .flat_map(|r| r.iter().take(most_shown))
+                .map(|(s, _)| (s.file_path.as_str(), s.line)),
+        ),
+    };
+    let text_of = |s: &Site| {
+        s.line_text
             .clone()
-            .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned());
-        site_json(s, text, false)
+            .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned())
+    };
+    let row_json = |&(s, n): &(&Site, usize)| match q.view {
+        View::Sites => site_json(s, text_of(s), false),
+        View::Callers => json!({
+            "enclosing_symbol": s.enclosing_symbol,
+            "file_path": s.file_path,
+            "line": s.line,
+            "text": text_of(s),
+            "count": n,
+        }),
+        View::Files => json!({"file_path": s.file_path, "count": n}),
     };
     let render = |per_group: usize| {
         let body = json!({
             "symbol": q.symbol.text,
             "ambiguous": true,
             "candidate_count": candidates.len(),
-            "definitions": groups.iter().map(|(c, g)| json!({
+            "view": view_name(q.view),
+            "definitions": groups.iter().zip(&rows).map(|((c, g), r)| json!({
                 "definition": def_json(&defs[*c]),
                 "total_sites": g.len(),
-                "items": g.iter().take(per_group).map(|s| with_text(s)).collect::<Vec<_>>(),
+                "total": r.len(),
+                "items": r.iter().take(per_group).map(&row_json).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "unattributed_sites": unattributed,
             "complete": false,
@@ -534,6 +545,56 @@ fn render_ambiguous(
     Ok(render(per_group))
 }
 
+fn view_name(view: View) -> &'static str {
+    match view {
+        View::Callers => "callers",
+        View::Files => "files",
+        View::Sites => "sites",
+    }
+}
+
+/// One row of an ambiguous answer's group, as a text line.
+fn ambiguous_row_text(item: &Value) -> String {
+    let at = format!(
+        "{}{}",
+        item["file_path"].as_str().unwrap_or(""),
+        item["line"].as_u64().map(|l| format!(":{l}")).unwrap_or_default()
+    );
+    let text = item["text"].as_str().unwrap_or("");
+    match (item["enclosing_symbol"].as_str(), item["count"].as_u64()) {
+        (Some(caller), Some(n)) => format!("{caller} — {at} ({n}×) {text}"),
+        (None, Some(n)) => format!("{at} ({n})"),
+        (Some(caller), None) => format!("{at} in {caller} — {text}"),
+        (None, None) => at,
+    }
+}
+
+/// A group's uses as rows of `view`, in the group's order: each site once, or each
+/// enclosing symbol / file once with its first site and how many sites it holds.
+fn view_rows<'a>(view: View, group: &[&'a Site]) -> Vec<(&'a Site, usize)> {
+    let key = |s: &'a Site| -> &'a str {
+        match view {
+            View::Callers => &s.enclosing_symbol,
+            _ => &s.file_path,
+        }
+    };
+    if view == View::Sites {
+        return group.iter().map(|s| (*s, 1)).collect();
+    }
+    let mut out: Vec<(&Site, usize)> = Vec::new();
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    for &s in group {
+        match index.get(key(s)) {
+            Some(&i) => out[i].1 += 1,
+            None => {
+                index.insert(key(s), out.len());
+                out.push((s, 1));
+            }
+        }
+    }
+    out
+}
+
 /// Renders an answer that is not a list (notes, ambiguity) in the requested format.
 fn render_plain(body: &Value, ctx: &Ctx) -> String {
     match ctx.format {
@@ -548,13 +609,18 @@ fn render_plain(body: &Value, ctx: &Ctx) -> String {
                 for g in body["definitions"].as_array().into_iter().flatten() {
                     let d = &g["definition"];
                     out.push_str(&format!(
-                        "\n{} {} {}:{} ({} sites)",
+                        "\n{} {} {}:{} ({} sites, {} {})",
                         d["kind"].as_str().unwrap_or(""),
                         d["qualified_name"].as_str().unwrap_or(""),
                         d["file_path"].as_str().unwrap_or(""),
                         d["line"],
-                        g["total_sites"]
+                        g["total_sites"],
+                        g["total"],
+                        body["view"].as_str().unwrap_or("")
                     ));
+                    for item in g["items"].as_array().into_iter().flatten() {
+                        out.push_str(&format!("\n  {}", ambiguous_row_text(item)));
+                    }
                 }
             } else {
                 out.push_str(" 0 sites");
@@ -588,6 +654,53 @@ mod tests {
         };
         let out = find_references(h, &Args::from_value(args).unwrap(), &ctx).unwrap();
         serde_json::from_str(&out).unwrap()
+    }
+
+    #[test]
+    fn an_ambiguous_answer_groups_each_definition_in_the_asked_view() {
+        let h = demo();
+        let sites = call(&h, json!({"symbol": "area", "view": "sites"}));
+        assert_eq!(sites["ambiguous"], true, "{sites}");
+        assert_eq!(sites["view"], "sites");
+        let files = call(&h, json!({"symbol": "area", "view": "files"}));
+        let callers = call(&h, json!({"symbol": "area"}));
+        assert_eq!(files["view"], "files");
+        assert_eq!(callers["view"], "callers");
+        let groups = |v: &Value| v["definitions"].as_array().unwrap().clone();
+        let total_count = |g: &Value| -> u64 {
+            g["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["count"].as_u64().unwrap())
+                .sum()
+        };
+        for ((s, f), c) in groups(&sites).iter().zip(groups(&files)).zip(groups(&callers)) {
+            assert_eq!(s["definition"], f["definition"]);
+            assert_eq!(s["definition"], c["definition"]);
+            let n = s["total_sites"].as_u64().unwrap();
+            assert_eq!(s["total"], n);
+            assert!(s["items"].as_array().unwrap().iter().all(|r| r.get("column").is_some()));
+            // Files: each once, with how many sites it holds.
+            assert_eq!(total_count(&f), n, "{f}");
+            let paths: BTreeSet<&str> = f["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["file_path"].as_str().unwrap())
+                .collect();
+            assert_eq!(paths.len() as u64, f["total"].as_u64().unwrap());
+            assert!(f["items"].as_array().unwrap().iter().all(|r| r.get("line").is_none()));
+            // Callers: each enclosing symbol once, with its first site.
+            assert_eq!(total_count(&c), n, "{c}");
+            assert!(
+                c["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|r| r["enclosing_symbol"].is_string() && r["line"].is_u64())
+            );
+        }
     }
 
     #[test]

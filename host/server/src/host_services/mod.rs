@@ -363,14 +363,13 @@ impl HostServices for HostImpl {
         }
         let root = std::fs::canonicalize(&joined)
             .map_err(|e| CallError::NotFound(format!("{path}: {e}")))?;
-        let project = self
-            .block(self.core.projects.register(&root))
+        let (project, finished) = self
+            .block(self.core.projects.register_and_index(&root))
             .map_err(internal)?;
         self.core.set_active_project(scope.session, project.id);
         if let Some(w) = &self.core.watcher {
             w.watch(&project);
         }
-        let finished = self.block(self.core.projects.start_index(&project));
         self.block(crate::projects::wait_finished(
             finished,
             Duration::from_millis(u64::from(wait_ms)),
