@@ -380,3 +380,45 @@ async fn get_type_contract_refuses_non_types_and_explains_unknown_names() {
     assert!(v.get("type").is_none());
     s.stop().await;
 }
+
+#[tokio::test]
+async fn find_references_honours_view_inside_an_ambiguous_answer() {
+    let (_ws, s) = indexed().await;
+    let groups = |v: &Value| v["definitions"].as_array().cloned().unwrap_or_default();
+    let sites = s
+        .call_json("find_references", json!({"symbol": "new", "view": "sites"}))
+        .await;
+    assert_eq!(sites["ambiguous"], true, "{sites}");
+    assert!(
+        groups(&sites).iter().any(|g| g["total_sites"].as_u64() > Some(0)),
+        "{sites}"
+    );
+    for view in ["files", "callers"] {
+        let v = s
+            .call_json("find_references", json!({"symbol": "new", "view": view}))
+            .await;
+        assert_eq!(v["ambiguous"], true, "{v}");
+        assert_eq!(v["view"], view, "{v}");
+        for (g, by_site) in groups(&v).iter().zip(groups(&sites)) {
+            assert_eq!(g["definition"], by_site["definition"]);
+            let items = g["items"].as_array().unwrap();
+            let counted: u64 = items.iter().map(|i| i["count"].as_u64().unwrap()).sum();
+            assert_eq!(counted, by_site["total_sites"].as_u64().unwrap(), "{g}");
+            for i in items {
+                match view {
+                    "files" => assert!(i.get("line").is_none() && i["file_path"].is_string(), "{i}"),
+                    _ => assert!(i["enclosing_symbol"].is_string() && i["line"].is_u64(), "{i}"),
+                }
+            }
+        }
+    }
+    // The text format shows each definition's rows in the view asked for.
+    let (text, is_error) = s
+        .call(
+            "find_references",
+            json!({"symbol": "new", "view": "files", "format": "text"}),
+        )
+        .await;
+    assert!(!is_error && text.contains("AMBIGUOUS") && text.contains(" files)"), "{text}");
+    assert!(text.contains("src/lib.rs ("), "{text}");
+}

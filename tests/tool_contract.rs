@@ -192,7 +192,10 @@ async fn the_core_profile_lists_six_always_loaded_tools_and_still_accepts_the_ot
 async fn arguments_are_coerced_and_mistakes_are_named() {
     let ws = fixture_workspace();
     let s = Scryer::start(&[], &[]).await;
-    s.index(ws.path()).await;
+    let slug = s.index(ws.path()).await["project"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     // "12" for an integer, "true" for a boolean, null for an absent optional.
     let a = s
@@ -229,7 +232,7 @@ async fn arguments_are_coerced_and_mistakes_are_named() {
     let a = s
         .call_json(
             "find_references",
-            json!({"symbol": "Circle", "veiw": "files", "project": "demo"}),
+            json!({"symbol": "Circle", "veiw": "files", "project": slug}),
         )
         .await;
     let notes = a["notes"].to_string();

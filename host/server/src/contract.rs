@@ -42,6 +42,14 @@ pub const PROJECT_PARAM_TOOLS: &[&str] = &[
     "delete_adr",
 ];
 
+/// Tools whose subject is a project: their `project` carries a description.
+const PROJECT_SUBJECT_TOOLS: &[&str] = &[
+    "switch_active_project",
+    "delete_project",
+    "get_indexing_status",
+    "get_token_savings_metrics",
+];
+
 /// Tools whose answer does not depend on the call's project: they never publish it.
 pub const PROJECTLESS_TOOLS: &[&str] = &["index_workspace", "list_projects"];
 
@@ -166,9 +174,14 @@ pub fn publish_schema(tool: &str, reads_index: bool, schema: &Value) -> Value {
             .or_insert_with(|| json!({"type": "boolean", "description": "ignore the budget"}));
     }
     if project {
-        props
-            .entry("project")
-            .or_insert_with(|| json!({"type": "string", "description": "slug, id or root path"}));
+        // The server instructions say what `project` takes; the tools about a project
+        // say it again, the rest only publish its type (tool definitions stay small).
+        let spec = if PROJECT_SUBJECT_TOOLS.contains(&tool) {
+            json!({"type": "string", "description": "slug, id or root path"})
+        } else {
+            json!({"type": "string"})
+        };
+        props.entry("project").or_insert(spec);
     }
     if let Some(Value::Array(required)) = obj.get_mut("required") {
         required.retain(|r| r.as_str().is_none_or(|r| !HOST_PARAMS.contains(&r)));
