@@ -27,7 +27,10 @@ fn first_call(i: usize, root: &Path) -> (&'static str, Value) {
             "index_workspace",
             json!({"path": root.to_str().unwrap(), "wait_seconds": 25}),
         ),
-        1 => ("find_references", json!({"symbol": "Circle", "view": "files"})),
+        1 => (
+            "find_references",
+            json!({"symbol": "Circle", "view": "files"}),
+        ),
         2 => ("get_file_outline", json!({"file_path": "src/lib.rs"})),
         _ => ("get_indexing_status", json!({})),
     }
@@ -69,10 +72,7 @@ async fn fifty_concurrent_first_calls_from_five_sessions_answer_and_register_one
                 assert!(text.contains("total_area"), "{v}");
             }
             // Ready, or stale when another session's index_workspace re-indexes now.
-            "index_workspace" => assert!(
-                v["state"] == "ready" || v["state"] == "stale",
-                "{v}"
-            ),
+            "index_workspace" => assert!(v["state"] == "ready" || v["state"] == "stale", "{v}"),
             _ => assert!(v["project"].is_string() || v["notes"].is_array(), "{v}"),
         }
         answered += 1;
@@ -80,7 +80,11 @@ async fn fifty_concurrent_first_calls_from_five_sessions_answer_and_register_one
     assert_eq!(answered, 50);
     let listed = clients[0].call_json("list_projects", json!({})).await;
     assert_eq!(listed["total"], 1, "one project row: {listed}");
-    assert_eq!(listed["projects"][0]["root"], root.to_str().unwrap(), "{listed}");
+    assert_eq!(
+        listed["projects"][0]["root"],
+        root.to_str().unwrap(),
+        "{listed}"
+    );
     assert_eq!(
         env.status_field("sessions").as_deref(),
         Some("5 now, 5 since start"),
@@ -105,7 +109,10 @@ fn readme_demo() -> String {
         .nth(1)
         .and_then(|b| b.split("```").next())
         .expect("a sh block in that section");
-    assert!(block.contains("| cargo run --release -q -- serve"), "{block}");
+    assert!(
+        block.contains("| cargo run --release -q -- serve"),
+        "{block}"
+    );
     block.replace(
         "| cargo run --release -q -- serve",
         "| \"$SCRYER\" --db \"$DB\" --compile-cache \"$CACHE\" serve",
@@ -177,11 +184,17 @@ fn the_readme_demo_answers_on_the_first_try_in_a_fresh_project() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let by_id = answers(&stdout);
-    assert!(by_id[&2]["result"]["tools"].as_array().is_some(), "{stdout}");
+    assert!(
+        by_id[&2]["result"]["tools"].as_array().is_some(),
+        "{stdout}"
+    );
     let indexed: Value = serde_json::from_str(&tool_text(&by_id[&3])).unwrap();
     assert!(indexed["project"].is_string(), "{indexed}");
     let found: Value = serde_json::from_str(&tool_text(&by_id[&4])).unwrap();
-    assert_eq!(found["definition"]["qualified_name"], "demo::Limits", "{found}");
+    assert_eq!(
+        found["definition"]["qualified_name"], "demo::Limits",
+        "{found}"
+    );
     assert_eq!(found["view"], "files", "{found}");
     let _ = Command::new(scryer_bin())
         .arg("--db")
@@ -282,7 +295,13 @@ fn status_pid(cmd: &mut Command) -> Option<u32> {
         .and_then(|p| p.trim().parse().ok())
 }
 
-async fn tool_list(cmd: Command, cwd: &Path) -> (rmcp::service::RunningService<rmcp::RoleClient, ()>, Vec<String>) {
+async fn tool_list(
+    cmd: Command,
+    cwd: &Path,
+) -> (
+    rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    Vec<String>,
+) {
     let program = cmd.get_program().to_owned();
     let transport = TokioChildProcess::new(tokio::process::Command::new(program).configure(|c| {
         c.env_clear();
@@ -322,11 +341,18 @@ async fn clients_passing_different_environments_share_one_daemon() {
     let (bare, bare_tools) = tool_list(bare_command(&db, &home, &["serve"]), state.path()).await;
     assert!(desktop_tools.len() >= 19, "{desktop_tools:?}");
     assert_eq!(desktop_tools, bare_tools);
-    let pid_desktop = status_pid(&mut desktop_command(&db, &home, &xdg, &["daemon", "status"]));
+    let pid_desktop = status_pid(&mut desktop_command(
+        &db,
+        &home,
+        &xdg,
+        &["daemon", "status"],
+    ));
     let pid_bare = status_pid(&mut bare_command(&db, &home, &["daemon", "status"]));
     assert!(pid_desktop.is_some(), "a daemon runs");
     assert_eq!(pid_desktop, pid_bare, "one daemon for both environments");
-    let out = bare_command(&db, &home, &["daemon", "status"]).output().unwrap();
+    let out = bare_command(&db, &home, &["daemon", "status"])
+        .output()
+        .unwrap();
     let status = String::from_utf8_lossy(&out.stdout);
     assert!(status.contains("sessions 2 now"), "{status}");
     // The rendezvous sits beside the database, private.
@@ -344,14 +370,21 @@ async fn clients_passing_different_environments_share_one_daemon() {
     let _ = desktop.cancel().await;
     let _ = bare.cancel().await;
     // Stopped from the bare environment, it is gone for the desktop one too.
-    let out = bare_command(&db, &home, &["daemon", "stop"]).output().unwrap();
+    let out = bare_command(&db, &home, &["daemon", "stop"])
+        .output()
+        .unwrap();
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("stopped the scryer daemon"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
     assert_eq!(
-        status_pid(&mut desktop_command(&db, &home, &xdg, &["daemon", "status"])),
+        status_pid(&mut desktop_command(
+            &db,
+            &home,
+            &xdg,
+            &["daemon", "status"]
+        )),
         None
     );
 }
@@ -381,8 +414,8 @@ async fn a_database_in_use_names_its_holder_and_how_to_stop_it() {
     // Held by an in-process server: its pid, its command and how to stop it.
     let state = tempfile::tempdir().unwrap();
     let db = state.path().join("index.db");
-    let holder = TokioChildProcess::new(tokio::process::Command::new(scryer_bin()).configure(
-        |c| {
+    let holder =
+        TokioChildProcess::new(tokio::process::Command::new(scryer_bin()).configure(|c| {
             c.arg("--db")
                 .arg(&db)
                 .arg("--compile-cache")
@@ -391,9 +424,8 @@ async fn a_database_in_use_names_its_holder_and_how_to_stop_it() {
                 .env("SCRYER_CONFIG_DIR", state.path().join("config"))
                 .env("SCRYER_LOG", "warn")
                 .env_remove("SCRYER_RUN_DIR");
-        },
-    ))
-    .unwrap();
+        }))
+        .unwrap();
     let holder_pid = holder.id().unwrap();
     let holder = ().serve(holder).await.unwrap();
     let out = Command::new(scryer_bin())

@@ -390,7 +390,9 @@ async fn find_references_honours_view_inside_an_ambiguous_answer() {
         .await;
     assert_eq!(sites["ambiguous"], true, "{sites}");
     assert!(
-        groups(&sites).iter().any(|g| g["total_sites"].as_u64() > Some(0)),
+        groups(&sites)
+            .iter()
+            .any(|g| g["total_sites"].as_u64() > Some(0)),
         "{sites}"
     );
     for view in ["files", "callers"] {
@@ -406,8 +408,13 @@ async fn find_references_honours_view_inside_an_ambiguous_answer() {
             assert_eq!(counted, by_site["total_sites"].as_u64().unwrap(), "{g}");
             for i in items {
                 match view {
-                    "files" => assert!(i.get("line").is_none() && i["file_path"].is_string(), "{i}"),
-                    _ => assert!(i["enclosing_symbol"].is_string() && i["line"].is_u64(), "{i}"),
+                    "files" => {
+                        assert!(i.get("line").is_none() && i["file_path"].is_string(), "{i}")
+                    }
+                    _ => assert!(
+                        i["enclosing_symbol"].is_string() && i["line"].is_u64(),
+                        "{i}"
+                    ),
                 }
             }
         }
@@ -419,6 +426,9 @@ async fn find_references_honours_view_inside_an_ambiguous_answer() {
             json!({"symbol": "new", "view": "files", "format": "text"}),
         )
         .await;
-    assert!(!is_error && text.contains("AMBIGUOUS") && text.contains(" files)"), "{text}");
+    assert!(
+        !is_error && text.contains("AMBIGUOUS") && text.contains(" files)"),
+        "{text}"
+    );
     assert!(text.contains("src/lib.rs ("), "{text}");
 }

@@ -256,7 +256,10 @@ async fn arguments_are_coerced_and_mistakes_are_named() {
             json!({"symbol": "Circle", "format": "text", "colour": 1}),
         )
         .await;
-    assert!(!is_error && text.contains("note: ignored unknown argument `colour`"), "{text}");
+    assert!(
+        !is_error && text.contains("note: ignored unknown argument `colour`"),
+        "{text}"
+    );
     // Lines are 1-based.
     let (text, is_error) = s
         .call(

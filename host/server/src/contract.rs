@@ -303,12 +303,19 @@ mod tests {
     #[test]
     fn unknown_arguments_are_named_with_the_accepted_ones() {
         let published = publish_schema("find_references", true, &schema());
-        let args = json!({"symbol": "x", "symbl": "y", "project": "p", "format": "text", "max_tokens": 5});
+        let args =
+            json!({"symbol": "x", "symbl": "y", "project": "p", "format": "text", "max_tokens": 5});
         let unknown = unknown_arguments(&published, args.as_object().unwrap());
         assert_eq!(unknown, ["symbl"]);
         let note = unknown_arguments_note("find_references", &published, &unknown);
-        assert!(note.starts_with("ignored unknown argument `symbl`: find_references accepts "), "{note}");
-        assert!(note.contains("symbol") && note.contains("project"), "{note}");
+        assert!(
+            note.starts_with("ignored unknown argument `symbl`: find_references accepts "),
+            "{note}"
+        );
+        assert!(
+            note.contains("symbol") && note.contains("project"),
+            "{note}"
+        );
         let none = json!({"symbol": "x"});
         assert!(unknown_arguments(&published, none.as_object().unwrap()).is_empty());
     }

@@ -512,7 +512,11 @@ pub fn holder_of(db: &Path) -> String {
 fn process_with_open(file: &Path) -> Option<(u32, String)> {
     let me = std::process::id();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         if pid == me {

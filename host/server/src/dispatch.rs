@@ -169,7 +169,10 @@ impl Server {
         let (max_tokens, no_truncate, format) = match parsed {
             Ok(p) => p,
             Err(e) => {
-                return CallOutcome::error(with_remarks(format!("invalid argument: {e}"), &remarks));
+                return CallOutcome::error(with_remarks(
+                    format!("invalid argument: {e}"),
+                    &remarks,
+                ));
             }
         };
 

@@ -204,7 +204,10 @@ const GONE_CHECK: Duration = Duration::from_secs(2);
 struct Streams(std::sync::Mutex<std::collections::HashMap<String, (usize, Option<Instant>)>>);
 
 impl Streams {
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (usize, Option<Instant>)>> {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (usize, Option<Instant>)>>
+    {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -224,7 +227,9 @@ impl Streams {
         let mut map = self.lock();
         let gone: Vec<String> = map
             .iter()
-            .filter(|(_, (open, since))| *open == 0 && since.is_some_and(|t| t.elapsed() >= GONE_AFTER))
+            .filter(|(_, (open, since))| {
+                *open == 0 && since.is_some_and(|t| t.elapsed() >= GONE_AFTER)
+            })
             .map(|(id, _)| id.clone())
             .collect();
         for id in &gone {

@@ -123,11 +123,14 @@ impl McpSession {
             reader,
             self.order.clone(),
             Box::new(move |tool| {
-                server.current_registry().tool(tool).is_some_and(|(plugin, _)| {
-                    plugin
-                        .grants
-                        .contains(scryer_runtime::Capability::ProjectAdmin)
-                })
+                server
+                    .current_registry()
+                    .tool(tool)
+                    .is_some_and(|(plugin, _)| {
+                        plugin
+                            .grants
+                            .contains(scryer_runtime::Capability::ProjectAdmin)
+                    })
             }),
         )
     }

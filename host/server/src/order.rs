@@ -317,7 +317,11 @@ mod tests {
     #[tokio::test]
     async fn a_call_received_after_a_project_change_waits_for_it() {
         let order = Arc::new(SessionOrder::default());
-        let input = format!("{}{}", call(1, "index_workspace"), call(2, "find_references"));
+        let input = format!(
+            "{}{}",
+            call(1, "index_workspace"),
+            call(2, "find_references")
+        );
         let mut tap = Tap::new(
             std::io::Cursor::new(input.clone().into_bytes()),
             order.clone(),
@@ -347,7 +351,10 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert!(!later.is_finished(), "the later call went ahead");
         drop(first);
-        assert!(!end.is_finished(), "the input ended while a call was answered");
+        assert!(
+            !end.is_finished(),
+            "the input ended while a call was answered"
+        );
         let waited = later.await.unwrap();
         assert!(waited >= Duration::from_millis(200), "{waited:?}");
         assert_eq!(end.await.unwrap(), 0, "then it ends");

@@ -432,7 +432,9 @@ impl ProjectManager {
             .register_project(&root_str, crate_name.as_deref())
             .await
             .map_err(|e| format!("registering {}: {e:#}", root.display()))?;
-        if project.indexed_at.is_none() && !project.index_complete && !self.running(project.id).await
+        if project.indexed_at.is_none()
+            && !project.index_complete
+            && !self.running(project.id).await
         {
             drop(self.start_index(&project).await);
         }
