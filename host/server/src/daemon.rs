@@ -783,7 +783,8 @@ async fn session(
         ..Reply::default()
     };
     if write_json_line(&mut w, &reply).await.is_ok() {
-        match server.mcp_session(id).serve((reader, w)).await {
+        // Malformed lines are answered before rmcp sees them.
+        match server.mcp_session(id).serve(crate::wire::guarded(reader, w)).await {
             Ok(running) => {
                 let _ = running.waiting().await;
             }
