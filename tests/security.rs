@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use daemon_support::DaemonEnv;
+use serde_json::{Value, json};
 use support::{Scryer, scryer_bin, shared_compile_cache};
 
 /// `<tmp>/proj` (a crate) and `<tmp>/outside` (files the project must never index).
@@ -43,9 +43,17 @@ fn project_and_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
         "[package]\nname = \"secdemo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
     )
     .unwrap();
-    std::fs::write(root.join("src/lib.rs"), "pub mod inner;\npub fn inside_fn() {}\n").unwrap();
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "pub mod inner;\npub fn inside_fn() {}\n",
+    )
+    .unwrap();
     std::fs::write(root.join("src/victim.rs"), "pub fn victim_original() {}\n").unwrap();
-    std::fs::write(root.join("src/inner/mod.rs"), "pub fn inner_original() {}\n").unwrap();
+    std::fs::write(
+        root.join("src/inner/mod.rs"),
+        "pub fn inner_original() {}\n",
+    )
+    .unwrap();
     let leak = |name: &str| format!("/// LEAKED-DOC\npub fn leak_{name}() {{}}\n");
     std::fs::write(outside.join("secret.rs"), leak("file")).unwrap();
     std::fs::write(outside.join("dir/deep.rs"), leak("dir")).unwrap();
@@ -61,7 +69,13 @@ async fn hits(s: &Scryer, query: &str) -> Vec<String> {
         .as_array()
         .map(|a| {
             a.iter()
-                .map(|h| format!("{}: {}", h["file_path"].as_str().unwrap_or(""), h["qualified_name"]))
+                .map(|h| {
+                    format!(
+                        "{}: {}",
+                        h["file_path"].as_str().unwrap_or(""),
+                        h["qualified_name"]
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -80,7 +94,11 @@ async fn named(s: &Scryer, name: &str) -> Vec<String> {
 
 /// Hits of a search for `leak` that are outside symbols (`leak_*`).
 async fn leaks(s: &Scryer) -> Vec<String> {
-    hits(s, "leak").await.into_iter().filter(|h| h.contains("leak_")).collect()
+    hits(s, "leak")
+        .await
+        .into_iter()
+        .filter(|h| h.contains("leak_"))
+        .collect()
 }
 
 /// Polls `check` every 200 ms for up to 20 s; panics with `what` if it never holds.
@@ -103,7 +121,10 @@ where
 
 async fn status_text(s: &Scryer, root: &Path) -> String {
     let (text, is_error) = s
-        .call("get_indexing_status", json!({"project": root.to_str().unwrap()}))
+        .call(
+            "get_indexing_status",
+            json!({"project": root.to_str().unwrap()}),
+        )
         .await;
     assert!(!is_error, "{text}");
     text
@@ -120,8 +141,14 @@ async fn links_leaving_the_root_never_enter_the_index_on_any_path() {
     let s = Scryer::start(&[], &[]).await;
     let first = s.index(&root).await;
     let notes = first["notes"].to_string();
-    assert!(notes.contains("skipped: 2 links leaving the root"), "{first}");
-    assert!(notes.contains("src/out_dir") && notes.contains("src/out_file.rs"), "{notes}");
+    assert!(
+        notes.contains("skipped: 2 links leaving the root"),
+        "{first}"
+    );
+    assert!(
+        notes.contains("src/out_dir") && notes.contains("src/out_file.rs"),
+        "{notes}"
+    );
     assert_eq!(leaks(&s).await, Vec::<String>::new());
     assert_eq!(named(&s, "victim_original").await.len(), 1);
 
@@ -132,21 +159,29 @@ async fn links_leaving_the_root_never_enter_the_index_on_any_path() {
     std::fs::remove_dir_all(root.join("src/inner")).unwrap();
     symlink(outside.join("inner"), root.join("src/inner")).unwrap();
     symlink(outside.join("late.rs"), root.join("src/late.rs")).unwrap();
-    eventually("the replaced and swapped files are dropped, the new link counted", || async {
-        let status = status_text(&s, &root).await;
-        let victim = named(&s, "victim_original").await;
-        let inner = named(&s, "inner_original").await;
-        if status.contains("src/late.rs") && victim.is_empty() && inner.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{status}\nvictim: {victim:?}\ninner: {inner:?}"))
-        }
-    })
+    eventually(
+        "the replaced and swapped files are dropped, the new link counted",
+        || async {
+            let status = status_text(&s, &root).await;
+            let victim = named(&s, "victim_original").await;
+            let inner = named(&s, "inner_original").await;
+            if status.contains("src/late.rs") && victim.is_empty() && inner.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{status}\nvictim: {victim:?}\ninner: {inner:?}"))
+            }
+        },
+    )
     .await;
     assert_eq!(leaks(&s).await, Vec::<String>::new());
 
     // A call naming the link (a refresh of a named file) is refused and indexes nothing.
-    for path in ["src/victim.rs", "src/inner/mod.rs", "src/late.rs", "src/out_dir/deep.rs"] {
+    for path in [
+        "src/victim.rs",
+        "src/inner/mod.rs",
+        "src/late.rs",
+        "src/out_dir/deep.rs",
+    ] {
         let (text, is_error) = s.call("get_file_outline", json!({"file_path": path})).await;
         assert!(is_error, "{path}: {text}");
         assert!(!text.contains("leak_"), "{path}: {text}");
@@ -154,8 +189,16 @@ async fn links_leaving_the_root_never_enter_the_index_on_any_path() {
     let again = s.index(&root).await;
     let notes = again["notes"].to_string();
     // The link inside the root now leads out too, through the replaced file.
-    assert!(notes.contains("skipped: 6 links leaving the root"), "{again}");
-    for name in ["src/inner", "src/late.rs", "src/victim.rs", "src/in_link.rs"] {
+    assert!(
+        notes.contains("skipped: 6 links leaving the root"),
+        "{again}"
+    );
+    for name in [
+        "src/inner",
+        "src/late.rs",
+        "src/victim.rs",
+        "src/in_link.rs",
+    ] {
         assert!(notes.contains(name), "{name} is not named: {notes}");
     }
     assert_eq!(leaks(&s).await, Vec::<String>::new());
@@ -220,8 +263,15 @@ async fn special_files_are_never_opened_and_reads_are_capped() {
         .await
         .expect("indexing a tree with FIFOs and devices finishes");
     let notes = first["notes"].to_string();
-    assert!(notes.contains("too large (over 4 MiB), not indexed: src/huge.rs"), "{first}");
-    assert_eq!(named(&s, "in_sub").await.len(), 1, "the FIFO .gitignore blocked nothing");
+    assert!(
+        notes.contains("too large (over 4 MiB), not indexed: src/huge.rs"),
+        "{first}"
+    );
+    assert_eq!(
+        named(&s, "in_sub").await.len(),
+        1,
+        "the FIFO .gitignore blocked nothing"
+    );
     assert!(named(&s, "huge_fn").await.is_empty());
 
     let mut specials = vec!["src/pipe.rs", "src/huge.rs"];
@@ -230,18 +280,35 @@ async fn special_files_are_never_opened_and_reads_are_capped() {
     }
     for path in &specials {
         let text = refused_quickly(&s, "get_file_outline", json!({"file_path": path})).await;
-        let expected = if *path == "src/huge.rs" { "too large" } else { "not a regular file" };
+        let expected = if *path == "src/huge.rs" {
+            "too large"
+        } else {
+            "not a regular file"
+        };
         assert!(text.contains(expected), "{path}: {text}");
-        refused_quickly(&s, "get_enclosing_scope", json!({"file_path": path, "line": 1})).await;
+        refused_quickly(
+            &s,
+            "get_enclosing_scope",
+            json!({"file_path": path, "line": 1}),
+        )
+        .await;
     }
     // A FIFO appearing after the first index (the watcher sees it) and one named like an
     // ADR: the server goes on answering, and the ADR listing skips the FIFO.
     mkfifo(&root.join("src/late_pipe.rs"));
     tokio::time::sleep(Duration::from_secs(2)).await;
-    refused_quickly(&s, "get_file_outline", json!({"file_path": "src/late_pipe.rs"})).await;
-    let adrs = tokio::time::timeout(Duration::from_secs(20), s.call_json("query_adrs", json!({})))
-        .await
-        .expect("query_adrs answers beside a FIFO in docs/adr");
+    refused_quickly(
+        &s,
+        "get_file_outline",
+        json!({"file_path": "src/late_pipe.rs"}),
+    )
+    .await;
+    let adrs = tokio::time::timeout(
+        Duration::from_secs(20),
+        s.call_json("query_adrs", json!({})),
+    )
+    .await
+    .expect("query_adrs answers beside a FIFO in docs/adr");
     assert_eq!(adrs["items"].as_array().map(Vec::len), Some(1), "{adrs}");
     let again = tokio::time::timeout(Duration::from_secs(60), s.index(&root))
         .await
@@ -309,7 +376,10 @@ async fn writing_tools_act_only_on_a_project_the_call_or_session_named() {
     // The active project of the first session is deleted: one project is left, and a
     // write without `project` still does not fall back to it.
     first
-        .call_json("delete_project", json!({"project": roots[1].to_str().unwrap()}))
+        .call_json(
+            "delete_project",
+            json!({"project": roots[1].to_str().unwrap()}),
+        )
         .await;
     for (tool, args) in &writes[..2] {
         let (text, is_error) = first.call(tool, args.clone()).await;
@@ -376,7 +446,9 @@ async fn concurrent_record_adr_from_several_sessions_gives_one_file_per_number()
     let mut prefixes: Vec<&str> = files.iter().map(|f| &f[..4]).collect();
     prefixes.dedup();
     assert_eq!(prefixes.len(), 13, "two files share a number: {files:?}");
-    let all = clients[1].call_json("query_adrs", json!({"project": project})).await;
+    let all = clients[1]
+        .call_json("query_adrs", json!({"project": project}))
+        .await;
     assert_eq!(all["total"], 13, "{all}");
     for c in clients {
         c.stop().await;
@@ -417,7 +489,11 @@ impl RawServe {
                 let _ = tx.send(line);
             }
         });
-        let mut raw = RawServe { child, stdin, lines };
+        let mut raw = RawServe {
+            child,
+            stdin,
+            lines,
+        };
         raw.send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
         assert!(raw.recv()["result"]["serverInfo"].is_object());
         raw.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
@@ -464,19 +540,74 @@ fn malformed() -> Vec<(Vec<u8>, i64, Value, &'static str)> {
     vec![
         (msg("10", &deep), -32700, json!(10), "128"),
         (msg("11", r#"{"x":NaN}"#), -32700, json!(11), "parse error"),
-        (msg("12", r#"{"x":1e400}"#), -32700, json!(12), "parse error"),
-        (msg("13", &format!(r#"{{"x":{}}}"#, "7".repeat(5000))), -32700, json!(13), "parse error"),
-        (msg("\"s14\"", r#"{"x":"\ud800"}"#), -32700, json!("s14"), "parse error"),
-        (br#"{"jsonrpc":"2.0","id":15,"method":"tools/li"#.to_vec(), -32700, json!(15), "truncated"),
+        (
+            msg("12", r#"{"x":1e400}"#),
+            -32700,
+            json!(12),
+            "parse error",
+        ),
+        (
+            msg("13", &format!(r#"{{"x":{}}}"#, "7".repeat(5000))),
+            -32700,
+            json!(13),
+            "parse error",
+        ),
+        (
+            msg("\"s14\"", r#"{"x":"\ud800"}"#),
+            -32700,
+            json!("s14"),
+            "parse error",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":15,"method":"tools/li"#.to_vec(),
+            -32700,
+            json!(15),
+            "truncated",
+        ),
         (bad_utf8, -32700, json!(16), "UTF-8"),
-        (br#"{"id":1,"method":"ping"}]"#.to_vec(), -32700, json!(1), "parse error"),
-        (br#"[{"jsonrpc":"2.0","id":17,"method":"ping"}]"#.to_vec(), -32600, Value::Null, "batch"),
+        (
+            br#"{"id":1,"method":"ping"}]"#.to_vec(),
+            -32700,
+            json!(1),
+            "parse error",
+        ),
+        (
+            br#"[{"jsonrpc":"2.0","id":17,"method":"ping"}]"#.to_vec(),
+            -32600,
+            Value::Null,
+            "batch",
+        ),
         (br#""hello""#.to_vec(), -32600, Value::Null, "object"),
-        (br#"{"jsonrpc":"1.0","id":18,"method":"ping"}"#.to_vec(), -32600, json!(18), "jsonrpc"),
-        (br#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#.to_vec(), -32600, Value::Null, "id"),
-        (call(19, r#"{"name":"list_projects","arguments":[1,2]}"#), -32602, json!(19), "params.arguments"),
-        (call(20, r#"{"name":"list_projects","arguments":"all"}"#), -32602, json!(20), "params.arguments"),
-        (call(21, r#"{"arguments":{}}"#), -32602, json!(21), "params.name"),
+        (
+            br#"{"jsonrpc":"1.0","id":18,"method":"ping"}"#.to_vec(),
+            -32600,
+            json!(18),
+            "jsonrpc",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#.to_vec(),
+            -32600,
+            Value::Null,
+            "id",
+        ),
+        (
+            call(19, r#"{"name":"list_projects","arguments":[1,2]}"#),
+            -32602,
+            json!(19),
+            "params.arguments",
+        ),
+        (
+            call(20, r#"{"name":"list_projects","arguments":"all"}"#),
+            -32602,
+            json!(20),
+            "params.arguments",
+        ),
+        (
+            call(21, r#"{"arguments":{}}"#),
+            -32602,
+            json!(21),
+            "params.name",
+        ),
         (call(22, r#""list_projects""#), -32602, json!(22), "params"),
     ]
 }
@@ -490,12 +621,20 @@ fn every_malformed_line_is_answered(raw: &mut RawServe) {
         assert_eq!(answer["error"]["code"], code, "{shown}: {answer}");
         assert_eq!(answer["id"], id, "{shown}: {answer}");
         let message = answer["error"]["message"].as_str().unwrap_or("");
-        assert!(message.contains(word), "{shown}: {message:?} does not say {word:?}");
+        assert!(
+            message.contains(word),
+            "{shown}: {message:?} does not say {word:?}"
+        );
     }
     raw.send(br#"{"jsonrpc":"2.0","id":99,"method":"tools/list"}"#);
     let list = raw.recv();
     assert_eq!(list["id"], 99, "{list}");
-    assert!(list["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{list}");
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{list}"
+    );
 }
 
 #[test]
@@ -517,16 +656,34 @@ fn malformed_json_rpc_gets_its_error_over_http() {
     let server = http_support::HttpServer::start();
     let session = server.session();
     for (line, code, id, word) in malformed() {
-        let r = http_support::post(&server.addr, &server.addr, Some(&server.token), Some(&session.id), &line);
+        let r = http_support::post(
+            &server.addr,
+            &server.addr,
+            Some(&server.token),
+            Some(&session.id),
+            &line,
+        );
         let shown = String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned();
         assert_eq!(r.status, 400, "{shown}: {}", r.body);
-        let answer: Value = serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {}", r.body));
+        let answer: Value =
+            serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {}", r.body));
         assert_eq!(answer["error"]["code"], code, "{shown}: {answer}");
         assert_eq!(answer["id"], id, "{shown}: {answer}");
-        assert!(answer["error"]["message"].as_str().unwrap_or("").contains(word), "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains(word),
+            "{answer}"
+        );
     }
     let listed = session.request("tools/list", json!({}));
-    assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{listed}"
+    );
 }
 
 /// A fake cargo home whose registry holds `evil 0.1.0`: `src/lib.rs` defines `evil_ok`,
@@ -564,14 +721,22 @@ async fn a_dependency_crate_is_rooted_at_its_own_directory() {
     s.index(&root).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     let outline = loop {
-        let (text, is_error) = s.call("get_crate_outline", json!({"crate_name": "evil"})).await;
+        let (text, is_error) = s
+            .call("get_crate_outline", json!({"crate_name": "evil"}))
+            .await;
         if !is_error && text.contains("\"modules\"") {
             break text;
         }
-        assert!(Instant::now() < deadline, "evil was not indexed within 60 s: {text}");
+        assert!(
+            Instant::now() < deadline,
+            "evil was not indexed within 60 s: {text}"
+        );
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
     assert!(outline.contains("evil_ok"), "{outline}");
-    assert!(!outline.contains("leak_") && !outline.contains("LEAKED"), "{outline}");
+    assert!(
+        !outline.contains("leak_") && !outline.contains("LEAKED"),
+        "{outline}"
+    );
     s.stop().await;
 }

@@ -97,10 +97,9 @@ pub fn find_lockfile(project_root: &Path) -> Option<PathBuf> {
         return Some(own);
     }
     for dir in project_root.ancestors().skip(1) {
-        let Ok(text) = crate::safe_fs::read_text(
-            &dir.join("Cargo.toml"),
-            crate::file_limits::MAX_TEXT_BYTES,
-        ) else {
+        let Ok(text) =
+            crate::safe_fs::read_text(&dir.join("Cargo.toml"), crate::file_limits::MAX_TEXT_BYTES)
+        else {
             continue;
         };
         let Ok(manifest) = toml::from_str::<Manifest>(&text) else {

@@ -242,16 +242,34 @@ mod tests {
         symlink(p.join("src/a.rs"), p.join("src/in.rs")).unwrap();
         symlink(outside.path(), p.join("linked")).unwrap();
         assert_eq!(root.read_rel("src/a.rs", 100).unwrap(), b"fn a() {}");
-        assert!(matches!(root.read_rel("src/out.rs", 100), Err(Refused::LeavesRoot(_))));
-        assert!(matches!(root.read_rel("src/in.rs", 100), Err(Refused::Link)));
+        assert!(matches!(
+            root.read_rel("src/out.rs", 100),
+            Err(Refused::LeavesRoot(_))
+        ));
+        assert!(matches!(
+            root.read_rel("src/in.rs", 100),
+            Err(Refused::Link)
+        ));
         assert!(matches!(
             root.read_rel("linked/secret.rs", 100),
             Err(Refused::LeavesRoot(_))
         ));
-        assert!(matches!(root.read_rel("src/a.rs", 3), Err(Refused::TooLarge(_))));
-        assert!(matches!(root.read_rel("src", 100), Err(Refused::NotRegular("directory"))));
-        assert!(matches!(root.read_rel("nope.rs", 100), Err(Refused::Missing)));
-        assert!(matches!(root.read_rel("../x.rs", 100), Err(Refused::LeavesRoot(_))));
+        assert!(matches!(
+            root.read_rel("src/a.rs", 3),
+            Err(Refused::TooLarge(_))
+        ));
+        assert!(matches!(
+            root.read_rel("src", 100),
+            Err(Refused::NotRegular("directory"))
+        ));
+        assert!(matches!(
+            root.read_rel("nope.rs", 100),
+            Err(Refused::Missing)
+        ));
+        assert!(matches!(
+            root.read_rel("../x.rs", 100),
+            Err(Refused::LeavesRoot(_))
+        ));
     }
 
     #[test]
@@ -261,7 +279,13 @@ mod tests {
         let fifo = root.path().join("pipe.rs");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(matches!(root.read(&fifo, 100), Err(Refused::NotRegular("FIFO"))));
-        assert!(matches!(open_regular(&fifo), Err(Refused::NotRegular("FIFO"))));
+        assert!(matches!(
+            root.read(&fifo, 100),
+            Err(Refused::NotRegular("FIFO"))
+        ));
+        assert!(matches!(
+            open_regular(&fifo),
+            Err(Refused::NotRegular("FIFO"))
+        ));
     }
 }

@@ -784,7 +784,11 @@ async fn session(
     };
     if write_json_line(&mut w, &reply).await.is_ok() {
         // Malformed lines are answered before rmcp sees them.
-        match server.mcp_session(id).serve(crate::wire::guarded(reader, w)).await {
+        match server
+            .mcp_session(id)
+            .serve(crate::wire::guarded(reader, w))
+            .await
+        {
             Ok(running) => {
                 let _ = running.waiting().await;
             }

@@ -372,7 +372,7 @@ impl ProjectManager {
             scryer_engine::file_limits::MAX_TEXT_BYTES,
         )
         .ok()
-            .and_then(|t| indexer::crate_name_of(&t));
+        .and_then(|t| indexer::crate_name_of(&t));
         let root_str = root.to_string_lossy();
         self.db
             .register_project(&root_str, crate_name.as_deref())

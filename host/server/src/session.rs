@@ -173,7 +173,11 @@ impl Server {
             return Err(format!(
                 "`{tool}` writes or deletes a project's records, so it acts only on a project this call or session names: \
                  pass `project` (slug, id or root path), or call switch_active_project first; registered projects: {}",
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
             ));
         }
 

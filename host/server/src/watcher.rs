@@ -130,16 +130,16 @@ fn walked_dirs(root: &Path) -> Vec<PathBuf> {
 /// extension renamed away. Such a change re-indexes the project.
 fn changes_a_directory(kind: &EventKind, path: &Path) -> bool {
     use notify::event::{ModifyKind, RemoveKind};
-    let dir_or_link = || {
-        std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir() || m.file_type().is_symlink())
-    };
+    let dir_or_link =
+        || std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir() || m.file_type().is_symlink());
     match kind {
         EventKind::Remove(RemoveKind::Folder) => true,
         EventKind::Create(_) => dir_or_link(),
         // A rename names no file type: a directory or link arriving, or a path without
         // an extension leaving.
         EventKind::Modify(ModifyKind::Name(_)) => {
-            dir_or_link() || (path.extension().is_none() && std::fs::symlink_metadata(path).is_err())
+            dir_or_link()
+                || (path.extension().is_none() && std::fs::symlink_metadata(path).is_err())
         }
         _ => false,
     }
@@ -230,10 +230,7 @@ async fn run(
     }
 }
 
-async fn apply(
-    projects: &Arc<ProjectManager>,
-    batches: Vec<(ProjectRow, BTreeSet<String>, bool)>,
-) {
+async fn apply(projects: &Arc<ProjectManager>, batches: Vec<(ProjectRow, BTreeSet<String>, bool)>) {
     for (project, files, dir_changed) in batches {
         if dir_changed || files.len() > BURST_FILES {
             tracing::info!(project = %project.slug, files = files.len(), "burst of changes: re-indexing");

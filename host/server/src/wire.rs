@@ -68,7 +68,11 @@ pub fn check(line: &[u8]) -> Verdict {
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            return Verdict::Answer(error_line(recover_id(text), PARSE_ERROR, &parse_message(&e)));
+            return Verdict::Answer(error_line(
+                recover_id(text),
+                PARSE_ERROR,
+                &parse_message(&e),
+            ));
         }
     };
     match value {
@@ -81,7 +85,10 @@ pub fn check(line: &[u8]) -> Verdict {
         other => Verdict::Answer(error_line(
             Value::Null,
             INVALID_REQUEST,
-            &format!("invalid request: a JSON-RPC message is an object, got {}", kind(&other)),
+            &format!(
+                "invalid request: a JSON-RPC message is an object, got {}",
+                kind(&other)
+            ),
         )),
     }
 }
@@ -116,14 +123,20 @@ fn check_object(m: &Map<String, Value>) -> Verdict {
         .unwrap_or(Value::Null);
     let invalid = |code: i64, why: String| Verdict::Answer(error_line(echo.clone(), code, &why));
     if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return invalid(INVALID_REQUEST, "invalid request: `jsonrpc` must be \"2.0\"".into());
+        return invalid(
+            INVALID_REQUEST,
+            "invalid request: `jsonrpc` must be \"2.0\"".into(),
+        );
     }
     if let Some(i) = id
         && !(i.is_string() || i.is_i64() || i.is_u64())
     {
         return invalid(
             INVALID_REQUEST,
-            format!("invalid request: `id` must be a string or an integer, got {}", kind(i)),
+            format!(
+                "invalid request: `id` must be a string or an integer, got {}",
+                kind(i)
+            ),
         );
     }
     let Some(method) = m.get("method") else {
@@ -140,7 +153,10 @@ fn check_object(m: &Map<String, Value>) -> Verdict {
     let Some(method) = method.as_str() else {
         return invalid(
             INVALID_REQUEST,
-            format!("invalid request: `method` must be a string, got {}", kind(method)),
+            format!(
+                "invalid request: `method` must be a string, got {}",
+                kind(method)
+            ),
         );
     };
     if id.is_none() {
@@ -148,7 +164,10 @@ fn check_object(m: &Map<String, Value>) -> Verdict {
         return Verdict::Forward;
     }
     match params_problem(method, m.get("params")) {
-        Some(why) => invalid(INVALID_PARAMS, format!("invalid params for {method}: {why}")),
+        Some(why) => invalid(
+            INVALID_PARAMS,
+            format!("invalid params for {method}: {why}"),
+        ),
         None => Verdict::Forward,
     }
 }
@@ -168,9 +187,14 @@ fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
     };
     match p.get("name") {
         Some(Value::String(n)) if !n.is_empty() => {}
-        None | Some(Value::Null) => return Some("`params.name` is required: the tool's name (a string)".into()),
+        None | Some(Value::Null) => {
+            return Some("`params.name` is required: the tool's name (a string)".into());
+        }
         Some(other) => {
-            return Some(format!("`params.name` must be the tool's name (a string), got {}", kind(other)));
+            return Some(format!(
+                "`params.name` must be the tool's name (a string), got {}",
+                kind(other)
+            ));
         }
     }
     match p.get("arguments") {
@@ -379,25 +403,51 @@ mod tests {
     #[test]
     fn invalid_json_of_every_shape_is_a_parse_error() {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        let digits = format!("{{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":{{\"n\":{}}}}}", "9".repeat(5000));
+        let digits = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":{{\"n\":{}}}}}",
+            "9".repeat(5000)
+        );
         for (line, id) in [
             (deep.as_str(), Value::Null),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":NaN}}"#, json!(1)),
-            (r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":1e400}}"#, json!(2)),
-            (r#"{"jsonrpc":"2.0","id":"s3","method":"ping","params":{"x":"\ud800"}}"#, json!("s3")),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":NaN}}"#,
+                json!(1),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":1e400}}"#,
+                json!(2),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"s3","method":"ping","params":{"x":"\ud800"}}"#,
+                json!("s3"),
+            ),
             (digits.as_str(), json!(4)),
             (r#"{"jsonrpc":"2.0","id":5,"method":"tools/ca"#, json!(5)),
-            (r#"{"jsonrpc":"2.0","params":{"id":9},"method":"#, Value::Null),
+            (
+                r#"{"jsonrpc":"2.0","params":{"id":9},"method":"#,
+                Value::Null,
+            ),
         ] {
             let a = answer(line);
             assert_eq!(a["error"]["code"], PARSE_ERROR, "{line:.60}: {a}");
             assert_eq!(a["id"], id, "{line:.60}: {a}");
         }
-        assert!(answer(&deep)["error"]["message"].as_str().unwrap().contains("128"));
-        let bad_utf8 = b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}";
-        let Verdict::Answer(a) = check(bad_utf8) else { panic!() };
+        assert!(
+            answer(&deep)["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("128")
+        );
+        let bad_utf8 =
+            b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}";
+        let Verdict::Answer(a) = check(bad_utf8) else {
+            panic!()
+        };
         let a: Value = serde_json::from_slice(&a).unwrap();
-        assert_eq!((a["error"]["code"].clone(), a["id"].clone()), (json!(PARSE_ERROR), json!(6)));
+        assert_eq!(
+            (a["error"]["code"].clone(), a["id"].clone()),
+            (json!(PARSE_ERROR), json!(6))
+        );
     }
 
     #[test]
@@ -413,14 +463,29 @@ mod tests {
             assert_eq!(answer(line)["error"]["code"], INVALID_REQUEST, "{line}");
         }
         for (line, field) in [
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#, "params.arguments"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":"a"}}"#, "params.arguments"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#, "params.name"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#, "params"),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#,
+                "params.arguments",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":"a"}}"#,
+                "params.arguments",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+                "params.name",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
+                "params",
+            ),
         ] {
             let a = answer(line);
             assert_eq!(a["error"]["code"], INVALID_PARAMS, "{line}");
-            assert!(a["error"]["message"].as_str().unwrap().contains(field), "{a}");
+            assert!(
+                a["error"]["message"].as_str().unwrap().contains(field),
+                "{a}"
+            );
         }
         for ok in [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#,

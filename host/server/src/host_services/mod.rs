@@ -129,7 +129,9 @@ impl HostImpl {
                 && !meta.is_file()
                 && !meta.is_dir()
             {
-                format!("{rel} is not a regular file (a link, FIFO, socket or device); only regular files are indexed")
+                format!(
+                    "{rel} is not a regular file (a link, FIFO, socket or device); only regular files are indexed"
+                )
             } else if on_disk.is_file() {
                 format!(
                     "{rel} exists but is not indexed in project `{}`: only Rust (.rs) files are indexed, and files ignored by .gitignore are skipped",
