@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use rmcp::ServiceExt;
 use scryer_server::daemon::{self, Connected, Hello, Op, RunPaths, WireOptions};
+use scryer_server::wire;
 use scryer_server::{Server, SessionOptions};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
@@ -40,26 +41,29 @@ pub fn daemon_disabled_by_env() -> bool {
     })
 }
 
-/// Standard input with invalid UTF-8 replaced (U+FFFD), line by line, so one bad byte
-/// in a message costs that message's strings, not the message or the session.
-fn stdin_lines() -> mpsc::Receiver<Vec<u8>> {
+/// Standard input, line by line, each line checked (`scryer_server::wire`): a line
+/// that is not valid JSON-RPC comes as `Err(answer)`, the error to send back at once.
+fn stdin_lines() -> mpsc::Receiver<Result<Vec<u8>, Vec<u8>>> {
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin());
-        let mut line = Vec::new();
         loop {
-            line.clear();
-            match stdin.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let mut text = String::from_utf8_lossy(&line).into_owned().into_bytes();
-                    if !text.ends_with(b"\n") {
-                        text.push(b'\n');
+            let item = match wire::read_message(&mut stdin).await {
+                Ok(None) | Err(_) => break,
+                Ok(Some(wire::Line::TooLong)) => Err(wire::too_long()),
+                Ok(Some(wire::Line::Message(mut line))) => match wire::check(&line) {
+                    wire::Verdict::Skip => continue,
+                    wire::Verdict::Answer(a) => Err(a),
+                    wire::Verdict::Forward => {
+                        if !line.ends_with(b"\n") {
+                            line.push(b'\n');
+                        }
+                        Ok(line)
                     }
-                    if tx.send(text).await.is_err() {
-                        break;
-                    }
-                }
+                },
+            };
+            if tx.send(item).await.is_err() {
+                break;
             }
         }
     });
@@ -71,19 +75,11 @@ pub async fn serve_in_process(server: Server, options: SessionOptions) -> Result
     let cwd = std::env::current_dir().unwrap_or_default();
     let session = server.open_session(cwd, options).await?;
     let handler = server.mcp_session(session);
-    let (reader, mut writer) = tokio::io::duplex(1 << 16);
-    let mut lines = stdin_lines();
-    tokio::spawn(async move {
-        while let Some(line) = lines.recv().await {
-            if writer.write_all(&line).await.is_err() {
-                break;
-            }
-        }
-        let _ = writer.shutdown().await;
-    });
+    // Malformed lines are answered before rmcp sees them; the rest keep their order.
+    let (reader, writer) = wire::guarded(tokio::io::stdin(), tokio::io::stdout());
     let reader = handler.ordered(reader);
     let running = handler
-        .serve((reader, tokio::io::stdout()))
+        .serve((reader, writer))
         .await
         .context("starting the MCP session")?;
     let _ = running.waiting().await;
@@ -518,6 +514,14 @@ pub async fn serve_via_daemon(client: DaemonClient) -> Result<()> {
                         None => break,
                     }
                     continue;
+                };
+                // Not valid JSON-RPC: answered here, never sent on.
+                let line = match line {
+                    Ok(line) => line,
+                    Err(answer) => {
+                        to_stdout(&mut stdout, &answer).await?;
+                        continue;
+                    }
                 };
                 let kind = classify(&line);
                 let mut attempts = 0;

@@ -97,7 +97,9 @@ pub fn find_lockfile(project_root: &Path) -> Option<PathBuf> {
         return Some(own);
     }
     for dir in project_root.ancestors().skip(1) {
-        let Ok(text) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+        let Ok(text) =
+            crate::safe_fs::read_text(&dir.join("Cargo.toml"), crate::file_limits::MAX_TEXT_BYTES)
+        else {
             continue;
         };
         let Ok(manifest) = toml::from_str::<Manifest>(&text) else {
@@ -247,8 +249,8 @@ pub async fn record_locked_crates(
         let Some(lockfile) = find_lockfile(&root) else {
             return Ok((None, Vec::new()));
         };
-        let text = std::fs::read_to_string(&lockfile)
-            .with_context(|| format!("reading {}", lockfile.display()))?;
+        let text = crate::safe_fs::read_text(&lockfile, crate::file_limits::MAX_LOCKFILE_BYTES)
+            .map_err(|why| anyhow::anyhow!("reading {}: {why}", lockfile.display()))?;
         let packages =
             parse_lockfile(&text).with_context(|| format!("reading {}", lockfile.display()))?;
         let dirs = cargo_home.as_deref().map(registry_dirs).unwrap_or_default();

@@ -14,11 +14,13 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use scryer_db::{Db, EdgeRow, FileWrite, ProjectRow, RefRow, SymbolRow};
 
+use crate::file_limits::{MAX_SOURCE_BYTES, MAX_TEXT_BYTES};
 use crate::lang::{self, Language};
 use crate::model::FileSymbols;
+use crate::safe_fs::{Refused, Root};
 
-/// Files larger than this are skipped: generated tables, not code anyone navigates.
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// Files larger than this are not parsed (see [`crate::file_limits`]).
+pub const MAX_FILE_BYTES: u64 = MAX_SOURCE_BYTES;
 /// Files written per transaction at most.
 const WRITE_BATCH: usize = 256;
 
@@ -43,6 +45,41 @@ pub struct IndexReport {
     /// (size, mtime) of each file whose content the index now holds, taken just before
     /// it was read: the freshness check trusts these instead of reading the file again.
     pub stamps: Vec<(String, FileStamp)>,
+    /// What the run found but did not index.
+    pub skipped: Skipped,
+}
+
+/// Paths a run or refresh found and left out of the index, for the index facts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Symlinks (to a file or a directory), or paths through one, resolving outside the
+    /// root.
+    pub links_leaving_root: Vec<String>,
+    /// Source files above [`MAX_SOURCE_BYTES`].
+    pub too_large: Vec<String>,
+}
+
+impl Skipped {
+    fn extend(&mut self, other: Skipped) {
+        self.links_leaving_root.extend(other.links_leaving_root);
+        self.too_large.extend(other.too_large);
+    }
+
+    /// Records why `rel` was not read, when that is worth a fact.
+    fn note(&mut self, rel: &str, why: &Refused) {
+        match why {
+            Refused::LeavesRoot(_) => self.links_leaving_root.push(rel.to_string()),
+            Refused::TooLarge(_) => self.too_large.push(rel.to_string()),
+            _ => {}
+        }
+    }
+
+    fn sort(&mut self) {
+        self.links_leaving_root.sort();
+        self.links_leaving_root.dedup();
+        self.too_large.sort();
+        self.too_large.dedup();
+    }
 }
 
 /// A source file found by the walk.
@@ -63,7 +100,7 @@ const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", ".venv"];
 const SKIPPED_OUTSIDE_SRC: &[&str] = &["vendor", "dist", "build"];
 
 /// Whether the walk skips the directory `rel` (relative to the project root).
-fn skipped_dir(rel: &Path) -> bool {
+pub fn skipped_dir(rel: &Path) -> bool {
     let Some(name) = rel.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
@@ -148,25 +185,13 @@ fn manifest_of(language: &dyn Language) -> Option<(&'static str, NameParser)> {
 /// Walks `root` honouring `.gitignore` (and `.ignore`), skipping hidden directories and
 /// dependency/build directories ([`SKIPPED_DIRS`]), and returns the source files of every
 /// supported language with their module paths.
-fn walk(root: &Path) -> Result<Vec<SourceFile>> {
+fn walk(root: &Root) -> Result<(Vec<SourceFile>, Skipped)> {
     let mut source_files = Vec::new();
+    let mut skipped = Skipped::default();
     // (manifest file name, its directory, the package name it declares)
     let mut packages: Vec<(&'static str, PathBuf, String)> = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry({
-            let root = root.to_path_buf();
-            move |e| {
-                !(e.file_type().is_some_and(|t| t.is_dir())
-                    && e.path().strip_prefix(&root).is_ok_and(skipped_dir))
-            }
-        })
-        .build();
-    for entry in walker {
+    let root_path = root.path();
+    for entry in crate::walk::walker(root_path, skipped_dir) {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -174,10 +199,17 @@ fn walk(root: &Path) -> Result<Vec<SourceFile>> {
                 continue;
             }
         };
+        let path = entry.path();
+        if entry.file_type().is_some_and(|t| t.is_symlink()) {
+            // Never followed; counted when it leads out of the root.
+            if let Err(why) = root.check(path) {
+                skipped.note(&relative_path(root_path, path)?, &why);
+            }
+            continue;
+        }
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let path = entry.path();
         match path.file_name().and_then(|n| n.to_str()) {
             Some(file_name @ ("Cargo.toml" | "go.mod")) => {
                 let (manifest, parse): (&'static str, NameParser) = if file_name == "go.mod" {
@@ -185,25 +217,29 @@ fn walk(root: &Path) -> Result<Vec<SourceFile>> {
                 } else {
                     ("Cargo.toml", crate_name_of)
                 };
-                if let Ok(text) = std::fs::read_to_string(path)
-                    && let Some(name) = parse(&text)
-                {
-                    packages.push((manifest, path.parent().unwrap_or(root).to_path_buf(), name));
+                if let Some(name) = read_manifest(root, path, parse) {
+                    packages.push((
+                        manifest,
+                        path.parent().unwrap_or(root_path).to_path_buf(),
+                        name,
+                    ));
                 }
             }
             Some(n) => {
-                if let Some(language) = lang::language_for(n)
-                    && entry
-                        .metadata()
-                        .map(|m| m.len() <= MAX_FILE_BYTES)
-                        .unwrap_or(false)
-                {
-                    source_files.push((path.to_path_buf(), language));
+                if let Some(language) = lang::language_for(n) {
+                    match entry.metadata() {
+                        Ok(m) if m.len() > MAX_FILE_BYTES => {
+                            skipped.too_large.push(relative_path(root_path, path)?)
+                        }
+                        Ok(_) => source_files.push((path.to_path_buf(), language)),
+                        Err(_) => {}
+                    }
                 }
             }
             _ => {}
         }
     }
+    let root = root_path;
     // The innermost package directory holding a file decides its module path.
     packages.sort_by_key(|(_, dir, _)| std::cmp::Reverse(dir.components().count()));
     let fallback = project_name(root);
@@ -229,7 +265,13 @@ fn walk(root: &Path) -> Result<Vec<SourceFile>> {
         });
     }
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(out)
+    Ok((out, skipped))
+}
+
+/// The package name a manifest inside `root` declares, read through the gate.
+fn read_manifest(root: &Root, path: &Path, parse: NameParser) -> Option<String> {
+    let bytes = root.read(path, MAX_TEXT_BYTES).ok()?;
+    parse(&String::from_utf8_lossy(&bytes))
 }
 
 /// `path` relative to `root`, with `/` separators.
@@ -320,13 +362,14 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// parsed file to `out` as soon as it is ready. Stops early when `out` is closed (the
 /// writer failed).
 fn parse_changed(
+    root: &Root,
     files: &[SourceFile],
     stored: &HashMap<String, String>,
     progress: &Progress,
     extent: Extent,
     workers: usize,
     out: tokio::sync::mpsc::Sender<FileWrite>,
-) -> Vec<(String, FileStamp)> {
+) -> (Vec<(String, FileStamp)>, Skipped, Vec<String>) {
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers.clamp(1, files.len().max(1)))
@@ -335,6 +378,9 @@ fn parse_changed(
             let next = &next;
             scope.spawn(move || {
                 let mut stamps = Vec::new();
+                let mut skipped = Skipped::default();
+                // Files the walk listed but the read refused (replaced since).
+                let mut refused = Vec::new();
                 loop {
                     if extent == Extent::DefinitionsOnly {
                         crate::foreground::yield_to_calls();
@@ -344,7 +390,12 @@ fn parse_changed(
                     // Taken before the read: if the file changes after it, its stamp no
                     // longer matches and the next freshness check reads it again.
                     let stamp = file_stamp(&file.abs);
-                    if let Ok(bytes) = std::fs::read(&file.abs) {
+                    let read = root.read(&file.abs, MAX_FILE_BYTES);
+                    if let Err(why) = &read {
+                        skipped.note(&file.rel, why);
+                        refused.push(file.rel.clone());
+                    }
+                    if let Ok(bytes) = read {
                         let hash = content_hash(&bytes);
                         if stored.get(&file.rel) == Some(&hash) {
                             stamps.extend(stamp.map(|s| (file.rel.clone(), s)));
@@ -375,22 +426,26 @@ fn parse_changed(
                     }
                     progress.done.fetch_add(1, Ordering::Relaxed);
                 }
-                stamps
+                (stamps, skipped, refused)
             })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        let mut all = (Vec::new(), Skipped::default(), Vec::new());
+        for (stamps, skipped, refused) in handles.into_iter().filter_map(|h| h.join().ok()) {
+            all.0.extend(stamps);
+            all.1.extend(skipped);
+            all.2.extend(refused);
+        }
+        all
     })
 }
 
 /// A file's size and modification time, as the freshness check compares them.
 pub type FileStamp = (u64, Option<std::time::SystemTime>);
 
+/// Taken with `lstat`: a file replaced by a link gets the link's stamp, never its target's.
 pub fn file_stamp(path: &Path) -> Option<FileStamp> {
-    std::fs::metadata(path)
+    std::fs::symlink_metadata(path)
         .ok()
         .map(|m| (m.len(), m.modified().ok()))
 }
@@ -469,8 +524,9 @@ async fn run(
     progress: Arc<Progress>,
     extent: Extent,
 ) -> Result<IndexReport> {
-    let root_owned = root.to_path_buf();
-    let mut files = tokio::task::spawn_blocking(move || walk(&root_owned)).await??;
+    let root = Root::new(root).with_context(|| format!("project root {}", root.display()))?;
+    let walk_root = root.clone();
+    let (mut files, walk_skipped) = tokio::task::spawn_blocking(move || walk(&walk_root)).await??;
     if extent == Extent::DefinitionsOnly {
         files.retain(|f| {
             let top = f.rel.split('/').next().unwrap_or("");
@@ -502,8 +558,9 @@ async fn run(
     // Bounded, so parsing never runs far ahead of a slower writer (memory).
     let (sender, mut parsed) = tokio::sync::mpsc::channel(WRITE_BATCH);
     let workers = parse_workers(extent);
+    let stored_paths: HashSet<String> = stored.keys().cloned().collect();
     let parsing = tokio::task::spawn_blocking(move || {
-        parse_changed(&files, &stored, &progress, extent, workers, sender)
+        parse_changed(&root, &files, &stored, &progress, extent, workers, sender)
     });
     let mut first_write = true;
     while let Some(write) = parsed.recv().await {
@@ -526,9 +583,23 @@ async fn run(
         db.write_files(project.id, &writes, gone).await?;
         first_write = false;
     }
-    report.stamps = parsing.await?;
+    let (stamps, read_skipped, refused) = parsing.await?;
+    report.stamps = stamps;
+    report.skipped = walk_skipped;
+    report.skipped.extend(read_skipped);
+    report.skipped.sort();
     if first_write && !removed.is_empty() {
         db.write_files(project.id, &[], &removed).await?;
+    }
+    // Listed by the walk, refused by the read (replaced by a link, a FIFO, grown past the
+    // cap): what the index held for them is dropped.
+    let dropped: Vec<String> = refused
+        .into_iter()
+        .filter(|r| stored_paths.contains(r))
+        .collect();
+    if !dropped.is_empty() {
+        report.files_removed += dropped.len();
+        db.write_files(project.id, &[], &dropped).await?;
     }
     Ok(report)
 }
@@ -569,8 +640,14 @@ mod tests {
 pub struct RefreshReport {
     /// Files re-parsed because their content changed, or added because they are new.
     pub updated: Vec<String>,
-    /// Files dropped because they are gone from disk.
+    /// Files dropped because they are gone from disk, or no longer a regular file
+    /// inside the root (replaced by a link, a FIFO, grown past the cap).
     pub removed: Vec<String>,
+    /// What was found and left out, for the index facts.
+    pub skipped: Skipped,
+    /// Paths checked and found to be neither a link leaving the root nor too large: a
+    /// fact about them recorded earlier no longer holds.
+    pub cleared: Vec<String>,
 }
 
 impl RefreshReport {
@@ -581,20 +658,18 @@ impl RefreshReport {
 
 /// The package a file belongs to: the nearest `manifest` (`Cargo.toml`, `go.mod`) that
 /// declares a name, between the file and the project root, else the root directory's name.
-fn package_of(root: &Path, file: &Path, manifest: &str, parse: NameParser) -> (PathBuf, String) {
+fn package_of(root: &Root, file: &Path, manifest: &str, parse: NameParser) -> (PathBuf, String) {
     let mut dir = file.parent();
     while let Some(d) = dir {
-        if !d.starts_with(root) {
+        if !d.starts_with(root.path()) {
             break;
         }
-        if let Ok(text) = std::fs::read_to_string(d.join(manifest))
-            && let Some(name) = parse(&text)
-        {
+        if let Some(name) = read_manifest(root, &d.join(manifest), parse) {
             return (d.to_path_buf(), name);
         }
         dir = d.parent();
     }
-    (root.to_path_buf(), project_name(root))
+    (root.path().to_path_buf(), project_name(root.path()))
 }
 
 /// Brings the stored index of `paths` (relative to the project root) in line with the
@@ -606,7 +681,8 @@ pub async fn refresh_files(
     project: &ProjectRow,
     paths: &[String],
 ) -> Result<RefreshReport> {
-    let root = PathBuf::from(&project.root);
+    let root = Root::new(Path::new(&project.root))
+        .with_context(|| format!("project root {}", project.root))?;
     let mut report = RefreshReport::default();
     let mut writes = Vec::new();
     for rel in paths {
@@ -620,18 +696,22 @@ pub async fn refresh_files(
         {
             continue;
         }
-        let abs = root.join(rel);
+        let Some(abs) = root.join(rel) else { continue };
         let stored = db.file(project.id, rel).await?;
-        match std::fs::read(&abs) {
+        let read = root.read(&abs, MAX_FILE_BYTES);
+        match &read {
+            Err(why @ (Refused::LeavesRoot(_) | Refused::TooLarge(_))) => {
+                report.skipped.note(rel, why)
+            }
+            _ => report.cleared.push(rel.clone()),
+        }
+        match read {
             Err(_) => {
                 if stored.is_some() {
                     report.removed.push(rel.clone());
                 }
             }
             Ok(bytes) => {
-                if bytes.len() as u64 > MAX_FILE_BYTES {
-                    continue;
-                }
                 let unchanged = stored.as_ref().is_some_and(|f| {
                     f.size == bytes.len() as i64 && f.content_hash == content_hash(&bytes)
                 });
@@ -643,7 +723,7 @@ pub async fn refresh_files(
                     let in_package = relative_path(&package_dir, &abs)?;
                     language.module_path(&package, &in_package)
                 } else {
-                    language.module_path(&project_name(&root), rel)
+                    language.module_path(&project_name(root.path()), rel)
                 };
                 let file = SourceFile {
                     abs: abs.clone(),

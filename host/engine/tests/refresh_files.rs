@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use scryer_db::Db;
-use scryer_engine::indexer::{Progress, RefreshReport, index_project, refresh_files};
+use scryer_engine::indexer::{Progress, index_project, refresh_files};
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
@@ -41,7 +41,7 @@ async fn named_files_are_brought_in_line_with_the_disk() {
     let none = refresh_files(&db, &project, &["src/a.rs".into(), "src/lib.rs".into()])
         .await
         .unwrap();
-    assert_eq!(none, RefreshReport::default());
+    assert!(none.is_empty(), "{none:?}");
 
     write(
         root,

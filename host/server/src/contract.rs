@@ -59,6 +59,20 @@ pub fn publishes_project(tool: &str, reads_index: bool) -> bool {
     !PROJECTLESS_TOOLS.contains(&tool) && (reads_index || PROJECT_PARAM_TOOLS.contains(&tool))
 }
 
+/// Tools whose answers report a project's index facts: the host adds what the index
+/// left out (links leaving the root, files too large) to them.
+pub const STATUS_TOOLS: &[&str] = &["index_workspace", "get_indexing_status"];
+
+/// Whether a tool writes or deletes what a project holds, read from its definition: not
+/// read-only, and destructive or not idempotent (`record_adr`, `delete_adr`,
+/// `delete_project`). Such a call acts only on a project the call or the session named:
+/// it never falls back to the session's roots or the only registered project, and such
+/// calls run one at a time per project.
+pub fn needs_named_project(tool: &ToolDefinition) -> bool {
+    let a = &tool.annotations;
+    !a.read_only && (a.destructive || !a.idempotent)
+}
+
 /// Parameters the host reads for every tool.
 pub const HOST_PARAMS: &[&str] = &["max_tokens", "no_truncate", "project", "format"];
 

@@ -916,7 +916,9 @@ async fn session(
         ..Reply::default()
     };
     if write_json_line(&mut w, &reply).await.is_ok() {
+        // Malformed lines are answered before rmcp sees them; the rest keep their order.
         let handler = server.mcp_session(id);
+        let (reader, w) = crate::wire::guarded(reader, w);
         let reader = handler.ordered(reader);
         match handler.serve((reader, w)).await {
             Ok(running) => {

@@ -59,7 +59,10 @@ fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> T {
 /// without one).
 fn fingerprint(project_root: &Path) -> String {
     match deps::find_lockfile(project_root) {
-        Some(path) => match std::fs::read(&path) {
+        Some(path) => match scryer_engine::safe_fs::read_regular(
+            &path,
+            scryer_engine::file_limits::MAX_LOCKFILE_BYTES,
+        ) {
             Ok(bytes) => format!(
                 "{}#{}",
                 path.display(),

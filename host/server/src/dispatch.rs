@@ -176,11 +176,22 @@ impl Server {
             }
         };
 
-        let project = match self.session_project(session_id, &session, &mut args).await {
+        let writes = crate::contract::needs_named_project(tool).then_some(name);
+        let project = match self
+            .session_project(session_id, &session, &mut args, writes)
+            .await
+        {
             Ok(p) => p,
             Err(e) => return CallOutcome::error(with_remarks(e, &remarks)),
         };
         measured.project_id = project.as_ref().map(|p| p.id);
+        // Writing calls run one at a time per project, across sessions: `record_adr`
+        // reserves a number (its row) and creates the file exclusively with nothing
+        // between them, and a `delete_adr` cannot interleave.
+        let _one_writer = match (writes, &project) {
+            (Some(_), Some(p)) => Some(project_write_lock(&p.root).lock_owned().await),
+            _ => None,
+        };
 
         // A call that reads the index waits for a first index that is being built.
         let mut notes = Vec::new();
@@ -248,7 +259,9 @@ impl Server {
         let mut refreshed: Vec<String> = Vec::new();
         if let (true, Some(p)) = (reads_index, &project)
             && let Ok(Some(fp)) = host_str(&args, "file_path")
-            && let Ok(rel) = crate::paths::project_relative(Path::new(&p.root), fp)
+            && let Some(rel) = crate::paths::project_relative(Path::new(&p.root), fp)
+                .ok()
+                .or_else(|| crate::paths::lexical_relative(Path::new(&p.root), fp))
         {
             refreshed.extend(self.refresh(p, vec![rel]).await);
         }
@@ -276,6 +289,11 @@ impl Server {
                 refreshed.len(),
                 refreshed.join(", ")
             ));
+        }
+        if let Ok(result) = &outcome
+            && crate::contract::STATUS_TOOLS.contains(&name)
+        {
+            notes.extend(self.skipped_notes(&result.body).await);
         }
         match outcome {
             Ok(result) => {
@@ -305,6 +323,18 @@ impl Server {
         }
     }
 
+    /// The index facts a status answer lacks: for each project it names (by root), what
+    /// its index left out.
+    async fn skipped_notes(&self, body: &str) -> Vec<String> {
+        let Ok(all) = self.core.projects.db().projects().await else {
+            return Vec::new();
+        };
+        all.iter()
+            .filter(|p| body.contains(&p.root))
+            .filter_map(|p| skipped_note(&p.slug, &self.core.projects.skipped(p.id)))
+            .collect()
+    }
+
     /// Refreshes `paths` of `project`; returns the ones that changed.
     async fn refresh(&self, project: &ProjectRow, paths: Vec<String>) -> Vec<String> {
         match self.core.projects.refresh(project, &paths).await {
@@ -315,6 +345,51 @@ impl Server {
             }
         }
     }
+}
+
+/// Most paths one skipped-facts note names.
+const MAX_NOTED_PATHS: usize = 10;
+
+/// "skipped: N links leaving the root (…); too large (over 4 MiB), not indexed: …", or
+/// `None` when nothing was left out.
+fn skipped_note(slug: &str, skipped: &scryer_engine::indexer::Skipped) -> Option<String> {
+    let list = |paths: &[String]| {
+        let mut shown = paths[..paths.len().min(MAX_NOTED_PATHS)].join(", ");
+        if paths.len() > MAX_NOTED_PATHS {
+            shown.push_str(&format!(" and {} more", paths.len() - MAX_NOTED_PATHS));
+        }
+        shown
+    };
+    let mut parts = Vec::new();
+    let links = &skipped.links_leaving_root;
+    if !links.is_empty() {
+        parts.push(format!(
+            "skipped: {} link{} leaving the root ({})",
+            links.len(),
+            if links.len() == 1 { "" } else { "s" },
+            list(links)
+        ));
+    }
+    if !skipped.too_large.is_empty() {
+        parts.push(format!(
+            "too large (over {} MiB), not indexed: {}",
+            scryer_engine::file_limits::MAX_SOURCE_BYTES >> 20,
+            list(&skipped.too_large)
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("index facts of `{slug}`: {}", parts.join("; ")))
+}
+
+/// The lock a writing call on the project at `root` holds while it runs.
+fn project_write_lock(root: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+    static LOCKS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    > = std::sync::OnceLock::new();
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    locks.entry(root.to_string()).or_default().clone()
 }
 
 /// The distinct project files a JSON answer names, in order of appearance, at most

@@ -5,7 +5,10 @@
 //! In front of rmcp's streamable HTTP service sit two checks, in this order:
 //! 1. the `Host` header must name the bound address (a DNS-rebinding defence: a web
 //!    page whose name resolves to 127.0.0.1 still sends its own name), else 403;
-//! 2. `Authorization: Bearer <token>` must carry the server's token, else 401.
+//! 2. `Authorization: Bearer <token>` must carry the server's token, else 401;
+//!
+//! then a POSTed message that is not valid JSON-RPC is answered with its JSON-RPC error
+//! (HTTP 400, `crate::wire::check`) before rmcp sees it.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -117,6 +120,32 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
             scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
         })
         .any(|given| same_secret(given.as_bytes(), token.as_bytes()))
+}
+
+/// A POST's body read whole (at most `wire::MAX_MESSAGE_BYTES`) and checked: the request
+/// to hand on, or the JSON-RPC error to answer with.
+async fn checked_body(req: Request<Incoming>) -> Result<Request<Full<Bytes>>, Response<Body>> {
+    let (parts, body) = req.into_parts();
+    let limit = crate::wire::MAX_MESSAGE_BYTES as usize;
+    let bytes = match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return Err(json_error(crate::wire::too_long())),
+    };
+    match crate::wire::check(&bytes) {
+        crate::wire::Verdict::Answer(line) => Err(json_error(line)),
+        _ => Ok(Request::from_parts(parts, Full::new(bytes))),
+    }
+}
+
+/// A JSON-RPC error as an HTTP 400 answer.
+fn json_error(line: Vec<u8>) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(line)).boxed());
+    *r.status_mut() = StatusCode::BAD_REQUEST;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {
@@ -393,18 +422,22 @@ pub async fn serve(
                     .map(str::to_string);
                 let streams = streams.clone();
                 async move {
-                    match refused {
-                        Some(r) => Ok::<_, Infallible>(r),
-                        None => {
-                            let response = mcp.call(req).await?;
-                            Ok(match stream_of {
-                                Some(id) if response.status().is_success() => {
-                                    guarded(response, streams.opened(&id))
-                                }
-                                _ => response,
-                            })
-                        }
+                    if let Some(r) = refused {
+                        return Ok::<_, Infallible>(r);
                     }
+                    if req.method() == http::Method::POST {
+                        return match checked_body(req).await {
+                            Ok(req) => mcp.call(req).await,
+                            Err(answer) => Ok(answer),
+                        };
+                    }
+                    let response = mcp.call(req).await?;
+                    Ok(match stream_of {
+                        Some(id) if response.status().is_success() => {
+                            guarded(response, streams.opened(&id))
+                        }
+                        _ => response,
+                    })
                 }
             });
             let conn = hyper::server::conn::http1::Builder::new()

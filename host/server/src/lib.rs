@@ -27,6 +27,7 @@ mod session;
 pub mod telemetry;
 pub mod tokens;
 mod watcher;
+pub mod wire;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

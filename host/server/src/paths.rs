@@ -28,6 +28,23 @@ pub fn project_relative(root: &Path, raw: &str) -> Result<String, String> {
         .join("/"))
 }
 
+/// `raw` relative to `root` without resolving links: where a file that became a link
+/// out of the root was, so its stale rows can be dropped. `None` if it climbs out.
+pub fn lexical_relative(root: &Path, raw: &str) -> Option<String> {
+    let raw = raw.strip_prefix("file://").unwrap_or(raw);
+    let joined = if Path::new(raw).is_absolute() {
+        PathBuf::from(raw)
+    } else {
+        root.join(raw)
+    };
+    let rel = normalize(&joined)?.strip_prefix(root).ok()?.to_path_buf();
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    (!parts.is_empty() && !raw.contains('\0')).then(|| parts.join("/"))
+}
+
 /// Lexical normalization: drops `.`, applies `..`; `None` if `..` climbs past `/`.
 pub fn normalize(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use scryer_db::{Db, Facts, ProjectRow, RefRow};
-use scryer_engine::indexer::{self, FileStamp, IndexReport, Progress, RefreshReport};
+use scryer_engine::indexer::{self, FileStamp, IndexReport, Progress, RefreshReport, Skipped};
 use tokio::sync::{Mutex, watch};
 
 /// A project's index state, as tools report it.
@@ -68,6 +68,9 @@ pub struct ProjectManager {
     /// Registrations in flight, by root: one registration (and first index start) per
     /// root at a time; every other caller for that root awaits its answer.
     registering: std::sync::Mutex<HashMap<PathBuf, Registered>>,
+    /// What the last run and later refreshes found and left out (links leaving the root,
+    /// files too large), per project: the facts answers report.
+    skipped: std::sync::Mutex<HashMap<i64, Skipped>>,
 }
 
 /// The answer of a registration in flight: `None` until it is known.
@@ -203,7 +206,35 @@ impl ProjectManager {
             files: std::sync::Mutex::new(NameCache::default()),
             paths: std::sync::Mutex::new(HashMap::new()),
             registering: std::sync::Mutex::new(HashMap::new()),
+            skipped: std::sync::Mutex::new(HashMap::new()),
         })
+    }
+
+    /// What the index of `project_id` leaves out, as far as runs and refreshes saw.
+    pub fn skipped(&self, project_id: i64) -> Skipped {
+        let all = self.skipped.lock().unwrap_or_else(|p| p.into_inner());
+        all.get(&project_id).cloned().unwrap_or_default()
+    }
+
+    /// Folds a refresh's findings into the project's skipped facts.
+    fn note_refresh(&self, project_id: i64, report: &RefreshReport) {
+        let mut all = self.skipped.lock().unwrap_or_else(|p| p.into_inner());
+        let known = all.entry(project_id).or_default();
+        for list in [&mut known.links_leaving_root, &mut known.too_large] {
+            list.retain(|p| !report.cleared.contains(p));
+        }
+        for p in &report.skipped.links_leaving_root {
+            if !known.links_leaving_root.contains(p) {
+                known.links_leaving_root.push(p.clone());
+            }
+        }
+        for p in &report.skipped.too_large {
+            if !known.too_large.contains(p) {
+                known.too_large.push(p.clone());
+            }
+        }
+        known.links_leaving_root.sort();
+        known.too_large.sort();
     }
 
     /// The index generation of a project: changes whenever its stored index changed.
@@ -423,9 +454,12 @@ impl ProjectManager {
     }
 
     async fn register_now(self: &Arc<Self>, root: &Path) -> Result<ProjectRow, String> {
-        let crate_name = std::fs::read_to_string(root.join("Cargo.toml"))
-            .ok()
-            .and_then(|t| indexer::crate_name_of(&t));
+        let crate_name = scryer_engine::safe_fs::read_text(
+            &root.join("Cargo.toml"),
+            scryer_engine::file_limits::MAX_TEXT_BYTES,
+        )
+        .ok()
+        .and_then(|t| indexer::crate_name_of(&t));
         let root_str = root.to_string_lossy();
         let project = self
             .db
@@ -478,6 +512,10 @@ impl ProjectManager {
                     stamps.insert((project.id, rel.clone()), *stamp);
                 }
                 drop(stamps);
+                this.skipped
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(project.id, report.skipped.clone());
                 crate::deps::index_locked_crates(&this, &project);
             }
             match &outcome {
@@ -543,6 +581,7 @@ impl ProjectManager {
         let _write = writer.lock().await;
         let rels: Vec<String> = checked.iter().map(|(r, _)| r.clone()).collect();
         let report = indexer::refresh_files(&self.db, project, &rels).await?;
+        self.note_refresh(project.id, &report);
         if !report.is_empty() {
             self.bump_generation(project.id);
         }

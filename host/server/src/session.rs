@@ -8,6 +8,10 @@
 //! 4. The session roots: the client's `roots/list` when it offers roots, else the cwd.
 //! 5. The only registered project, when there is exactly one.
 //!
+//! A tool that writes or deletes (`contract::needs_named_project`) stops after step 3:
+//! with no `file_path`, no `project` and no active project it fails, asking for
+//! `project`, rather than acting on a project nobody named.
+//!
 //! When nothing matches and the session root is a project directory, it is registered
 //! and indexed in the background (once per session); the call then waits for the first
 //! index like any call on a project being built.
@@ -107,6 +111,7 @@ impl Server {
         session_id: u64,
         session: &SessionState,
         args: &mut Map<String, Value>,
+        writes: Option<&str>,
     ) -> Result<Option<ProjectRow>, String> {
         let db = self.core.projects.db();
         let all = db
@@ -164,6 +169,19 @@ impl Server {
             && let Some(p) = all.iter().find(|p| p.id == id)
         {
             return Ok(Some(p.clone()));
+        }
+
+        if let Some(tool) = writes {
+            let known: Vec<&str> = all.iter().map(|p| p.slug.as_str()).collect();
+            return Err(format!(
+                "`{tool}` writes or deletes a project's records, so it acts only on a project this call or session names: \
+                 pass `project` (slug, id or root path), or call switch_active_project first; registered projects: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
         }
 
         // 4. the session roots, else its cwd.

@@ -4,7 +4,9 @@
 //!
 //! Directories are watched one by one (not recursively) after a walk that honours
 //! `.gitignore`, so a `target/` folder never costs inotify watches; a directory created
-//! later is added when its creation is seen.
+//! later is added when its creation is seen. Links are never followed, and a directory
+//! replaced, moved or turned into a link re-indexes the project, so a parent swapped for
+//! a link out of the root drops its files (the engine's `safe_fs` refuses to read them).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -57,15 +59,7 @@ impl ProjectWatcher {
             }
             roots.push((root.clone(), project.clone()));
         }
-        let dirs: Vec<PathBuf> = ignore::WalkBuilder::new(&root)
-            .hidden(true)
-            .git_ignore(true)
-            .require_git(false)
-            .build()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
-            .map(|e| e.into_path())
-            .collect();
+        let dirs = walked_dirs(&root);
         let mut guard = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(w) = guard.as_mut() {
             for d in dirs {
@@ -88,15 +82,8 @@ impl ProjectWatcher {
         let mut guard = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(w) = guard.as_mut() {
             for root in removed {
-                for d in ignore::WalkBuilder::new(&root)
-                    .hidden(true)
-                    .git_ignore(true)
-                    .require_git(false)
-                    .build()
-                    .filter_map(Result::ok)
-                    .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
-                {
-                    let _ = w.unwatch(d.path());
+                for d in walked_dirs(&root) {
+                    let _ = w.unwatch(&d);
                 }
             }
         }
@@ -129,6 +116,35 @@ impl ProjectWatcher {
     }
 }
 
+/// The directories under `root` that indexing walks (links not followed).
+fn walked_dirs(root: &Path) -> Vec<PathBuf> {
+    scryer_engine::walk::walker(root, scryer_engine::indexer::skipped_dir)
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+        .map(|e| e.into_path())
+        .collect()
+}
+
+/// Whether an event on `path` may have moved a whole directory's files: a directory
+/// removed, a directory or link created or renamed into place, or a path without an
+/// extension renamed away. Such a change re-indexes the project.
+fn changes_a_directory(kind: &EventKind, path: &Path) -> bool {
+    use notify::event::{ModifyKind, RemoveKind};
+    let dir_or_link =
+        || std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir() || m.file_type().is_symlink());
+    match kind {
+        EventKind::Remove(RemoveKind::Folder) => true,
+        EventKind::Create(_) => dir_or_link(),
+        // A rename names no file type: a directory or link arriving, or a path without
+        // an extension leaving.
+        EventKind::Modify(ModifyKind::Name(_)) => {
+            dir_or_link()
+                || (path.extension().is_none() && std::fs::symlink_metadata(path).is_err())
+        }
+        _ => false,
+    }
+}
+
 /// Relative `/`-separated path of a source file worth indexing, if it is one.
 fn indexable(root: &Path, path: &Path) -> Option<String> {
     scryer_engine::lang::language_for(&path.to_string_lossy())?;
@@ -148,7 +164,8 @@ async fn run(
     projects: Arc<ProjectManager>,
     mut rx: mpsc::UnboundedReceiver<notify::Event>,
 ) {
-    let mut pending: HashMap<i64, (ProjectRow, BTreeSet<String>)> = HashMap::new();
+    // Per project: the changed files, and whether a directory changed (re-index).
+    let mut pending: HashMap<i64, (ProjectRow, BTreeSet<String>, bool)> = HashMap::new();
     // When to apply what is pending: QUIET after the last change (reads, which answers
     // cause all the time, do not count), and never later than a second after the first.
     let mut due: Option<(tokio::time::Instant, tokio::time::Instant)> = None;
@@ -176,15 +193,30 @@ async fn run(
         }
         let mut relevant = false;
         for path in &event.paths {
-            if matches!(event.kind, EventKind::Create(_)) && path.is_dir() {
+            // `symlink_metadata`: a link to a directory outside the root is not watched.
+            if matches!(event.kind, EventKind::Create(_))
+                && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+            {
                 this.watch_new_dir(path);
+            }
+            if let Some((root, project)) = this.project_of(path)
+                && changes_a_directory(&event.kind, path)
+                && indexable(&root, &path.with_extension("rs")).is_some()
+            {
+                // Like a burst: the batch becomes one index run.
+                pending
+                    .entry(project.id)
+                    .or_insert_with(|| (project, BTreeSet::new(), false))
+                    .2 = true;
+                relevant = true;
+                continue;
             }
             if let Some((root, project)) = this.project_of(path)
                 && let Some(rel) = indexable(&root, path)
             {
                 pending
                     .entry(project.id)
-                    .or_insert_with(|| (project, BTreeSet::new()))
+                    .or_insert_with(|| (project, BTreeSet::new(), false))
                     .1
                     .insert(rel);
                 relevant = true;
@@ -198,9 +230,9 @@ async fn run(
     }
 }
 
-async fn apply(projects: &Arc<ProjectManager>, batches: Vec<(ProjectRow, BTreeSet<String>)>) {
-    for (project, files) in batches {
-        if files.len() > BURST_FILES {
+async fn apply(projects: &Arc<ProjectManager>, batches: Vec<(ProjectRow, BTreeSet<String>, bool)>) {
+    for (project, files, dir_changed) in batches {
+        if dir_changed || files.len() > BURST_FILES {
             tracing::info!(project = %project.slug, files = files.len(), "burst of changes: re-indexing");
             projects.start_index(&project).await;
             continue;

@@ -155,8 +155,20 @@ pub fn record_adr<H: Host + ?Sized>(
     }
     // A query_adrs that read the directory between our two writes took the row for an
     // orphan and purged it: the file is there now, so store the row again.
-    if !host.decision_rows()?.iter().any(|r| r.number == number) {
-        host.insert_decision_row(&row)?;
+    // The host runs writing calls one at a time per project, so the number is still
+    // free; should storing fail anyway, the file goes too: row and file stay one-to-one
+    // and the answer never reports a clash for a file left behind.
+    if !host.decision_rows()?.iter().any(|r| r.number == number)
+        && let Err(e) = host.insert_decision_row(&row)
+    {
+        let _ = host.delete_decision_file(&name);
+        return Err(ToolError {
+            kind: e.kind,
+            message: format!(
+                "decision {number} was not recorded: storing its row failed after {ADR_DIR}/{name} was written ({}); the file was removed again",
+                e.message
+            ),
+        });
     }
     let body = json!({
         "recorded": {

@@ -96,10 +96,11 @@ pub(crate) fn read_text(
             "{rel} is a directory; pass a file"
         )));
     }
-    let file = match std::fs::File::open(&full) {
+    // A regular file only: a FIFO or device in a project is never opened.
+    let file = match scryer_engine::safe_fs::open_regular(&full) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(CallError::Internal(format!("reading {rel}: {e}"))),
+        Err(scryer_engine::safe_fs::Refused::Missing) => return Ok(None),
+        Err(e) => return Err(CallError::InvalidArgument(format!("{rel} is {e}"))),
     };
     let mut bytes = Vec::new();
     file.take(u64::from(max_bytes.min(MAX_READ_BYTES)))
@@ -148,8 +149,9 @@ pub(crate) fn grep(root: &Path, query: &str, limit: u32) -> Result<TextMatches, 
     };
     // Hidden files and what .gitignore excludes are skipped, in a repository or not;
     // sorted by name so pages are stable.
-    let walker = ignore::WalkBuilder::new(root)
-        .require_git(false)
+    // The engine's walk: ignore files are read through its gate (a FIFO named
+    // `.gitignore` would block the `ignore` crate's own reading).
+    let walker = scryer_engine::walk::builder(root, |_| false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
     for entry in walker {
@@ -167,7 +169,8 @@ pub(crate) fn grep(root: &Path, query: &str, limit: u32) -> Result<TextMatches, 
         {
             continue;
         }
-        let Ok(bytes) = std::fs::read(entry.path()) else {
+        let Ok(bytes) = scryer_engine::safe_fs::read_regular(entry.path(), MAX_GREP_FILE_BYTES)
+        else {
             continue;
         };
         // Binary files (a NUL early on) and non-UTF-8 files are not text.

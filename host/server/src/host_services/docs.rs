@@ -5,7 +5,7 @@
 //! `docs/adr`, by file name only. Every path is resolved (symlinks followed) and must stay
 //! inside the project root (reads) or inside `docs/adr` (writes).
 
-use std::io::Write;
+use std::io::{Read as _, Write};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -63,6 +63,24 @@ fn check_file_name(name: &str) -> Result<(), CallError> {
             "{name:?} is not a decision file name; accepted: a `.md` file name without path separators, e.g. 0003-title.md"
         )))
     }
+}
+
+/// The leading number of a decision file name (`0007-x.md` → 7).
+fn number_of(name: &str) -> Option<u64> {
+    let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+    let rest = &name[digits.len()..];
+    (!digits.is_empty() && (rest.starts_with('-') || rest.starts_with('.')))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// Another file in `dir` carrying the number `file_name` starts with.
+fn same_number(dir: &Path, file_name: &str) -> Option<String> {
+    let n = number_of(file_name)?;
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|other| other != file_name && other.ends_with(".md") && number_of(other) == Some(n))
 }
 
 impl HostImpl {
@@ -156,15 +174,20 @@ impl HostImpl {
             if !file.starts_with(&root) {
                 continue;
             }
-            let Ok(meta) = std::fs::metadata(&file) else {
+            // Regular files only (never a FIFO or device), read up to the cap.
+            let Ok(handle) = scryer_engine::safe_fs::open_regular(&file) else {
                 continue;
             };
-            if !meta.is_file() {
+            let Ok(meta) = handle.metadata() else {
+                continue;
+            };
+            // Only what is returned is read: the text is cut at MAX_DOC_BYTES anyway.
+            let mut bytes = Vec::new();
+            if std::io::Read::read_to_end(&mut handle.take(MAX_DOC_BYTES as u64), &mut bytes)
+                .is_err()
+            {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(&file) else {
-                continue;
-            };
             let modified_ms = meta
                 .modified()
                 .ok()
@@ -281,6 +304,11 @@ impl HostImpl {
         let dir = self
             .adr_dir(&root, true)?
             .ok_or_else(|| CallError::Internal(format!("{ADR_DIR} could not be created")))?;
+        if let Some(other) = same_number(&dir, file_name) {
+            return Err(CallError::InvalidArgument(format!(
+                "{ADR_DIR}/{other} already carries the number of {file_name}; one file per number"
+            )));
+        }
         let path = dir.join(file_name);
         // create_new refuses an existing file and any symlink (even a dangling one), so
         // the write cannot land anywhere but a new file in docs/adr.

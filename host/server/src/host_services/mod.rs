@@ -15,6 +15,7 @@ use scryer_runtime::{CallScope, HostServices};
 
 use crate::Core;
 use crate::paths::project_relative;
+use scryer_engine::safe_fs::{Refused, Root};
 
 mod admin;
 mod catalog;
@@ -33,6 +34,14 @@ use scryer_runtime::wit::{
 const MAX_LINE_TEXT: usize = 200;
 /// Most lines one `read-lines` call returns.
 const MAX_READ_LINES: u32 = 5_000;
+
+/// A project file's bytes through the engine's gate: a regular file whose real path is
+/// inside the root, at most the source cap.
+fn read_project_file(root: &Path, rel: &str) -> Result<Vec<u8>, Refused> {
+    Root::new(root)
+        .map_err(Refused::Io)?
+        .read_rel(rel, scryer_engine::file_limits::MAX_SOURCE_BYTES)
+}
 
 pub struct HostImpl {
     pub core: Arc<Core>,
@@ -108,7 +117,22 @@ impl HostImpl {
             .map_err(internal)?;
         if known.is_none() {
             let on_disk = root.join(&rel);
-            let why = if on_disk.is_file() {
+            let skipped = self.core.projects.skipped(project.id);
+            let why = if skipped.too_large.contains(&rel) {
+                format!(
+                    "{rel} is larger than {} MiB and is not indexed (too large)",
+                    scryer_engine::file_limits::MAX_SOURCE_BYTES >> 20
+                )
+            } else if skipped.links_leaving_root.contains(&rel) {
+                format!("{rel} is a link leading outside the project root; it is not indexed")
+            } else if let Ok(meta) = std::fs::symlink_metadata(&on_disk)
+                && !meta.is_file()
+                && !meta.is_dir()
+            {
+                format!(
+                    "{rel} is not a regular file (a link, FIFO, socket or device); only regular files are indexed"
+                )
+            } else if on_disk.is_file() {
                 format!(
                     "{rel} exists but is not indexed in project `{}`: only Rust (.rs) files are indexed, and files ignored by .gitignore are skipped",
                     project.slug
@@ -209,7 +233,7 @@ impl HostServices for HostImpl {
             for (file, mut lines) in wanted {
                 lines.sort_unstable();
                 lines.dedup();
-                let Ok(bytes) = std::fs::read(root.join(file)) else {
+                let Ok(bytes) = read_project_file(&root, file) else {
                     continue;
                 };
                 let text = String::from_utf8_lossy(&bytes);
@@ -302,8 +326,10 @@ impl HostServices for HostImpl {
         let root = Path::new(&p.root);
         let rel = project_relative(root, file_path)
             .map_err(|why| CallError::InvalidArgument(format!("file_path {file_path:?}: {why}")))?;
-        let bytes = std::fs::read(root.join(&rel))
-            .map_err(|e| CallError::NotFound(format!("{rel}: {e}")))?;
+        let bytes = read_project_file(root, &rel).map_err(|why| match why {
+            Refused::Missing => CallError::NotFound(format!("{rel}: no such file")),
+            other => CallError::InvalidArgument(format!("{rel} is not read: it is {other}")),
+        })?;
         Ok(String::from_utf8_lossy(&bytes)
             .lines()
             .skip(start_line as usize - 1)
