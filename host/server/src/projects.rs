@@ -344,7 +344,8 @@ impl ProjectManager {
     /// Registers a directory (canonicalized) as a project, or answers the project
     /// registered there, without indexing it. One registration per root at a time:
     /// concurrent callers share it.
-    pub async fn register(self: &Arc<Self>, root: &Path) -> Result<ProjectRow> {
+    #[cfg(test)]
+    pub(crate) async fn register(self: &Arc<Self>, root: &Path) -> Result<ProjectRow> {
         self.register_once(root.to_path_buf(), false)
             .await
             .map_err(anyhow::Error::msg)
