@@ -65,7 +65,15 @@ enum Rendezvous {
 }
 
 fn rendezvous(db: &Path) -> Rendezvous {
-    if let Some(d) = std::env::var_os("SCRYER_RUN_DIR").filter(|d| !d.is_empty()) {
+    rendezvous_with(
+        db,
+        std::env::var_os("SCRYER_RUN_DIR").filter(|d| !d.is_empty()),
+    )
+}
+
+/// [`rendezvous`] with the override given (`$SCRYER_RUN_DIR`).
+fn rendezvous_with(db: &Path, run_dir: Option<std::ffi::OsString>) -> Rendezvous {
+    if let Some(d) = run_dir {
         return Rendezvous::Shared(PathBuf::from(d));
     }
     let mut beside = db.as_os_str().to_owned();
@@ -946,6 +954,32 @@ mod tests {
         assert!(a.socket.starts_with(&run));
         // Short enough for sun_path (108 bytes) under any reasonable run directory.
         assert_eq!(a.socket.file_name().unwrap().len(), 16 + ".sock".len());
+    }
+
+    #[test]
+    fn the_rendezvous_is_beside_the_database_unless_its_socket_path_is_too_long() {
+        let dir = |r: Rendezvous| match r {
+            Rendezvous::Beside(d) => ("beside", d),
+            Rendezvous::Shared(d) => ("shared", d),
+        };
+        assert_eq!(
+            dir(rendezvous_with(
+                Path::new("/home/u/.local/share/scryer/index.db"),
+                None
+            )),
+            (
+                "beside",
+                PathBuf::from("/home/u/.local/share/scryer/index.db-run")
+            )
+        );
+        let deep = format!("/{}/index.db", "d".repeat(120));
+        let (kind, shared) = dir(rendezvous_with(Path::new(&deep), None));
+        assert_eq!(kind, "shared");
+        assert!(shared.starts_with("/tmp") && shared.to_string_lossy().contains("scryer-"));
+        let (kind, over) = dir(rendezvous_with(Path::new(&deep), Some("/r".into())));
+        assert_eq!((kind, over), ("shared", PathBuf::from("/r")));
+        let paths = RunPaths::in_dir(shared, Path::new(&deep));
+        assert!(paths.socket.as_os_str().len() <= MAX_SOCKET_PATH);
     }
 
     #[test]

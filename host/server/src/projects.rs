@@ -373,22 +373,27 @@ impl ProjectManager {
     }
 
     /// Registers a directory (canonicalized) as a project, or answers the project
-    /// registered there. One registration per root at a time: concurrent callers share
-    /// it. A project that was never indexed has its first index run started before
-    /// anyone learns of it, so every call that finds it sees it building and waits.
-    pub async fn register(self: &Arc<Self>, root: &Path) -> Result<ProjectRow> {
-        self.register_once(root.to_path_buf())
+    /// registered there, without indexing it. One registration per root at a time:
+    /// concurrent callers share it.
+    #[cfg(test)]
+    pub(crate) async fn register(self: &Arc<Self>, root: &Path) -> Result<ProjectRow> {
+        self.register_once(root.to_path_buf(), false)
             .await
             .map_err(anyhow::Error::msg)
     }
 
     /// [`ProjectManager::register`], then an index run (a new one unless one runs):
-    /// `index_workspace` and `scryer index`.
+    /// `index_workspace` and `scryer index`. A project never indexed has its first run
+    /// started inside the registration, before any other caller learns of it, so every
+    /// call that finds the row sees it building and waits.
     pub async fn register_and_index(
         self: &Arc<Self>,
         root: &Path,
     ) -> Result<(ProjectRow, watch::Receiver<bool>)> {
-        let project = self.register(root).await?;
+        let project = self
+            .register_once(root.to_path_buf(), true)
+            .await
+            .map_err(anyhow::Error::msg)?;
         let finished = self.start_index(&project).await;
         Ok((project, finished))
     }
@@ -399,6 +404,7 @@ impl ProjectManager {
     pub(crate) fn register_once(
         self: &Arc<Self>,
         root: PathBuf,
+        first_index: bool,
     ) -> impl Future<Output = Result<ProjectRow, String>> + Send + 'static {
         let mut map = self.registering.lock().unwrap_or_else(|p| p.into_inner());
         let lead = match map.get(&root) {
@@ -418,7 +424,7 @@ impl ProjectManager {
                     // The entry goes when this ends, answered or not (a dropped sender
                     // wakes the followers, who then see no answer).
                     let _leave = LeaveRegistration(&this, &root);
-                    let answer = this.register_now(&root).await;
+                    let answer = this.register_now(&root, first_index).await;
                     let _ = tx.send(Some(answer.clone()));
                     answer
                 }
@@ -453,7 +459,11 @@ impl ProjectManager {
         }
     }
 
-    async fn register_now(self: &Arc<Self>, root: &Path) -> Result<ProjectRow, String> {
+    async fn register_now(
+        self: &Arc<Self>,
+        root: &Path,
+        first_index: bool,
+    ) -> Result<ProjectRow, String> {
         let crate_name = scryer_engine::safe_fs::read_text(
             &root.join("Cargo.toml"),
             scryer_engine::file_limits::MAX_TEXT_BYTES,
@@ -466,7 +476,8 @@ impl ProjectManager {
             .register_project(&root_str, crate_name.as_deref())
             .await
             .map_err(|e| format!("registering {}: {e:#}", root.display()))?;
-        if project.indexed_at.is_none()
+        if first_index
+            && project.indexed_at.is_none()
             && !project.index_complete
             && !self.running(project.id).await
         {

@@ -219,7 +219,7 @@ impl Server {
         if !session.cwd_registered {
             // Claim the registration, then mark the session: a call that sees the mark
             // finds the claim (or its row).
-            let registration = self.core.projects.register_once(root.to_path_buf());
+            let registration = self.core.projects.register_once(root.to_path_buf(), true);
             self.core
                 .update_session(session_id, |s| s.cwd_registered = true);
             let project = registration.await.map_err(internal)?;
