@@ -150,7 +150,12 @@ async fn typescript_import_and_export_lines_are_references() {
     let v = references(&s, "total").await;
     assert_eq!(
         sites(&v),
-        [row("src/index.ts", 1, "use"), row("src/index.ts", 3, "use")],
+        [
+            row("src/index.ts", 1, "use"),
+            row("src/index.ts", 3, "use"),
+            // `export default sum`: `sum` is `total` renamed.
+            row("src/index.ts", 5, "path"),
+        ],
         "{v}"
     );
     s.stop().await;
