@@ -46,10 +46,7 @@ async fn python_module_access_and_function_local_imports_are_references() {
     s.index(&root).await;
 
     let v = references(&s, "types::PRICE_CAP").await;
-    assert_eq!(
-        v["definition"]["file_path"], "src/shop/types.py",
-        "{v}"
-    );
+    assert_eq!(v["definition"]["file_path"], "src/shop/types.py", "{v}");
     assert_eq!(
         sites(&v),
         [
@@ -112,10 +109,7 @@ async fn typescript_import_and_export_lines_are_references() {
     s.index(&root).await;
 
     let v = references(&s, "models::money::Money").await;
-    assert_eq!(
-        v["definition"]["file_path"], "src/models/money.ts",
-        "{v}"
-    );
+    assert_eq!(v["definition"]["file_path"], "src/models/money.ts", "{v}");
     assert_eq!(
         sites(&v),
         [

@@ -988,9 +988,24 @@ mod tests {
     #[test]
     fn python_and_typescript_qualifiers_name_modules_by_file_path() {
         let defs = [
-            def("click::src::click::types::BOOL", "const", None, "src/click/types.py"),
-            def("click::src::click::core::BOOL", "const", None, "src/click/core.py"),
-            def("click::src::click::core::Option::BOOL", "field", Some("Option"), "src/click/core.py"),
+            def(
+                "click::src::click::types::BOOL",
+                "const",
+                None,
+                "src/click/types.py",
+            ),
+            def(
+                "click::src::click::core::BOOL",
+                "const",
+                None,
+                "src/click/core.py",
+            ),
+            def(
+                "click::src::click::core::Option::BOOL",
+                "field",
+                Some("Option"),
+                "src/click/core.py",
+            ),
         ];
         let mut scope = Scope::default();
         // `from .types import BOOL as BOOL` in the package's `__init__.py`.
@@ -1004,26 +1019,56 @@ mod tests {
         let a = |s: Site| attribute(&s, &defs, &scope);
         // `click.BOOL` goes through the package's re-export.
         assert_eq!(
-            a(site("tests/test_a.py", "path", Some("click"), "click::tests::test_a::t")),
+            a(site(
+                "tests/test_a.py",
+                "path",
+                Some("click"),
+                "click::tests::test_a::t"
+            )),
             Attribution::Resolved(0, Strength::Path)
         );
         // `types.BOOL` after `from . import types`, and the re-export line itself.
         assert_eq!(
-            a(site("src/click/decorators.py", "path", Some("src::click::types"), "click::src::click::decorators::f")),
+            a(site(
+                "src/click/decorators.py",
+                "path",
+                Some("src::click::types"),
+                "click::src::click::decorators::f"
+            )),
             Attribution::Resolved(0, Strength::Path)
         );
         assert_eq!(
-            a(site("src/click/__init__.py", "use", Some("src::click::types"), "click::src::click")),
+            a(site(
+                "src/click/__init__.py",
+                "use",
+                Some("src::click::types"),
+                "click::src::click"
+            )),
             Attribution::Resolved(0, Strength::Path)
         );
         // A bare name imported from a module (`from click.core import BOOL`).
         assert_eq!(
-            a(site("tests/test_x.py", "path", None, "click::tests::test_x::t")),
+            a(site(
+                "tests/test_x.py",
+                "path",
+                None,
+                "click::tests::test_x::t"
+            )),
             Attribution::Resolved(1, Strength::Scope)
         );
         // TypeScript: `import { BOOL } from '../click/core'`, resolved by the extractor.
-        let ts = [def("rx::src::internal::Observable::Observable", "class", None, "src/internal/Observable.ts")];
-        let s = site("src/internal/operators/map.ts", "use", Some("src::internal::Observable"), "rx::src::internal::operators::map");
+        let ts = [def(
+            "rx::src::internal::Observable::Observable",
+            "class",
+            None,
+            "src/internal/Observable.ts",
+        )];
+        let s = site(
+            "src/internal/operators/map.ts",
+            "use",
+            Some("src::internal::Observable"),
+            "rx::src::internal::operators::map",
+        );
         assert_eq!(
             attribute(&s, &ts, &Scope::default()),
             Attribution::Resolved(0, Strength::Path)

@@ -749,7 +749,10 @@ impl<'s> Extractor<'s> {
         for _ in 1..dots {
             base.pop();
         }
-        match named_kids(m).into_iter().find(|c| c.kind() == "dotted_name") {
+        match named_kids(m)
+            .into_iter()
+            .find(|c| c.kind() == "dotted_name")
+        {
             Some(d) => dotted(d, base),
             None => base,
         }
@@ -762,8 +765,7 @@ impl<'s> Extractor<'s> {
     fn import_aliases(&self, n: Node<'_>, into: &mut HashMap<&'s str, String>) {
         for c in named_kids(n) {
             match c.kind() {
-                "function_definition" | "class_definition" | "decorated_definition"
-                | "lambda" => {}
+                "function_definition" | "class_definition" | "decorated_definition" | "lambda" => {}
                 "import_statement" | "import_from_statement" => {
                     let base = self.import_base(c);
                     for name in named_kids(c) {

@@ -267,9 +267,10 @@ impl<'s> Extractor<'s> {
                             }
                         }
                         "import_specifier" => {
-                            if let (Some(name), Some(alias)) =
-                                (c.child_by_field_name("name"), c.child_by_field_name("alias"))
-                                && name.kind() == "identifier"
+                            if let (Some(name), Some(alias)) = (
+                                c.child_by_field_name("name"),
+                                c.child_by_field_name("alias"),
+                            ) && name.kind() == "identifier"
                             {
                                 self.renames.insert(self.text(alias), self.text(name));
                             }

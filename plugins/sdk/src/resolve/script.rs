@@ -104,8 +104,19 @@ pub fn on_the_way(first: &str, defs: &[Sym], candidates: &[usize]) -> bool {
 }
 
 /// [`through_module`] from the default depth, with the scope's imports of the name.
-pub fn module_holds(module: &[&str], defs: &[Sym], candidates: &[usize], scope: &Scope) -> Vec<usize> {
-    through_module(module, defs, candidates, &scope.name_imports, REEXPORT_DEPTH)
+pub fn module_holds(
+    module: &[&str],
+    defs: &[Sym],
+    candidates: &[usize],
+    scope: &Scope,
+) -> Vec<usize> {
+    through_module(
+        module,
+        defs,
+        candidates,
+        &scope.name_imports,
+        REEXPORT_DEPTH,
+    )
 }
 
 #[cfg(test)]
@@ -126,15 +137,36 @@ mod tests {
     #[test]
     fn a_module_holds_its_own_and_its_reexported_names() {
         let defs = [
-            def("click::src::click::types::BOOL", "const", None, "src/click/types.py"),
-            def("click::src::click::other::BOOL", "const", None, "src/click/other.py"),
-            def("click::src::click::types::Param::BOOL", "const", Some("Param"), "src/click/types.py"),
+            def(
+                "click::src::click::types::BOOL",
+                "const",
+                None,
+                "src/click/types.py",
+            ),
+            def(
+                "click::src::click::other::BOOL",
+                "const",
+                None,
+                "src/click/other.py",
+            ),
+            def(
+                "click::src::click::types::Param::BOOL",
+                "const",
+                Some("Param"),
+                "src/click/types.py",
+            ),
         ];
         let mut imports = HashMap::new();
-        imports.insert("src/click/__init__.py".to_string(), vec!["src::click::types".to_string()]);
+        imports.insert(
+            "src/click/__init__.py".to_string(),
+            vec!["src::click::types".to_string()],
+        );
         let all = [0, 1, 2];
         assert_eq!(through_module(&["types"], &defs, &all, &imports, 3), [0]);
-        assert_eq!(through_module(&["click", "types"], &defs, &all, &imports, 3), [0]);
+        assert_eq!(
+            through_module(&["click", "types"], &defs, &all, &imports, 3),
+            [0]
+        );
         // `click` is the package: its `__init__.py` re-exports `BOOL` from `.types`.
         assert_eq!(through_module(&["click"], &defs, &all, &imports, 3), [0]);
         assert!(through_module(&["click"], &defs, &all, &imports, 0).is_empty());

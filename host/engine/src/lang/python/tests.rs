@@ -245,10 +245,16 @@ z = fm.FORCED_WIDTH + u.helper()
 w = types.sub.Deep
 ";
     let f = extract_at(src, "src/pkg/core.py");
-    assert_eq!(on_line(&f, 6), [("click", RK::Path, None), ("BOOL", RK::Path, Some("click"))]);
+    assert_eq!(
+        on_line(&f, 6),
+        [("click", RK::Path, None), ("BOOL", RK::Path, Some("click"))]
+    );
     assert_eq!(
         on_line(&f, 7),
-        [("types", RK::Path, None), ("IntRange", RK::Call, Some("src::pkg::types"))]
+        [
+            ("types", RK::Path, None),
+            ("IntRange", RK::Call, Some("src::pkg::types"))
+        ]
     );
     assert_eq!(
         on_line(&f, 8),
@@ -283,17 +289,30 @@ def other(Command):
     return Command
 ";
     let f = extract_at(src, "pkg/cli.py");
-    assert_eq!(on_line(&f, 2), [("core", RK::Use, Some("pkg")), ("Command", RK::Use, Some("pkg::core"))]);
+    assert_eq!(
+        on_line(&f, 2),
+        [
+            ("core", RK::Use, Some("pkg")),
+            ("Command", RK::Use, Some("pkg::core"))
+        ]
+    );
     // `cmd` is a local; `Command` is what the import bound, so a reference.
     assert_eq!(on_line(&f, 4), [("Command", RK::Call, None)]);
-    assert_eq!(on_line(&f, 5), [("t", RK::Path, None), ("Choice", RK::Call, Some("pkg::types"))]);
+    assert_eq!(
+        on_line(&f, 5),
+        [
+            ("t", RK::Path, None),
+            ("Choice", RK::Call, Some("pkg::types"))
+        ]
+    );
     // A parameter of the same name in another function stays local.
     assert!(on_line(&f, 8).is_empty());
 }
 
 #[test]
 fn parenthesised_and_aliased_from_imports_are_uses_of_each_name() {
-    let src = "from .core import (\n    Command,\n    Group as G,\n)\nimport json as j\nj.loads(G)\n";
+    let src =
+        "from .core import (\n    Command,\n    Group as G,\n)\nimport json as j\nj.loads(G)\n";
     let f = extract_at(src, "pkg/x.py");
     assert_eq!(
         f.references
@@ -309,5 +328,12 @@ fn parenthesised_and_aliased_from_imports_are_uses_of_each_name() {
         ]
     );
     // `j` is `json`: the qualifier is the module, not the alias.
-    assert_eq!(on_line(&f, 6), [("j", RK::Path, None), ("loads", RK::Call, Some("json")), ("G", RK::Path, None)]);
+    assert_eq!(
+        on_line(&f, 6),
+        [
+            ("j", RK::Path, None),
+            ("loads", RK::Call, Some("json")),
+            ("G", RK::Path, None)
+        ]
+    );
 }

@@ -237,7 +237,10 @@ export { merge as mergeWith } from '../merge';
 export * as ops from './ops';
 ";
     let f = extract_at(src, "src/internal/operators/zip.ts");
-    assert_eq!(on_line(&f, 1), [("Observable", RK::Use, Some("src::internal::Observable"))]);
+    assert_eq!(
+        on_line(&f, 1),
+        [("Observable", RK::Use, Some("src::internal::Observable"))]
+    );
     assert_eq!(
         on_line(&f, 2),
         [
@@ -247,9 +250,18 @@ export * as ops from './ops';
     );
     // A package specifier stays as written.
     assert_eq!(on_line(&f, 3), [("x", RK::Use, Some("rxjs"))]);
-    assert_eq!(on_line(&f, 4), [("Default", RK::Use, Some("src::internal::operators::util"))]);
-    assert_eq!(on_line(&f, 5), [("concat", RK::Use, Some("src::internal::operators::concat"))]);
-    assert_eq!(on_line(&f, 6), [("merge", RK::Use, Some("src::internal::merge"))]);
+    assert_eq!(
+        on_line(&f, 4),
+        [("Default", RK::Use, Some("src::internal::operators::util"))]
+    );
+    assert_eq!(
+        on_line(&f, 5),
+        [("concat", RK::Use, Some("src::internal::operators::concat"))]
+    );
+    assert_eq!(
+        on_line(&f, 6),
+        [("merge", RK::Use, Some("src::internal::merge"))]
+    );
     assert!(on_line(&f, 7).is_empty());
 }
 
@@ -265,7 +277,10 @@ export function f(v: ns.Options): ns.Result {
     assert_eq!(on_line(&f, 1), []);
     assert_eq!(
         on_line(&f, 2),
-        [("Options", RK::Type, Some("src::lib")), ("Result", RK::Type, Some("src::lib"))]
+        [
+            ("Options", RK::Type, Some("src::lib")),
+            ("Result", RK::Type, Some("src::lib"))
+        ]
     );
     assert_eq!(
         on_line(&f, 3),
@@ -291,10 +306,17 @@ function g(Sym: number) { return Sym; }
     let f = extract_at(src, "src/util/isIterable.ts");
     // Imports are hoisted: a use before the import line is the import's too.
     assert_eq!(on_line(&f, 1), [("iterator", RK::Path, None)]);
-    assert_eq!(on_line(&f, 2), [("iterator", RK::Use, Some("src::symbol::iterator"))]);
+    assert_eq!(
+        on_line(&f, 2),
+        [("iterator", RK::Use, Some("src::symbol::iterator"))]
+    );
     assert_eq!(
         on_line(&f, 4),
-        [("iterator", RK::Path, None), ("g", RK::Call, None), ("iterator", RK::Path, None)]
+        [
+            ("iterator", RK::Path, None),
+            ("g", RK::Call, None),
+            ("iterator", RK::Path, None)
+        ]
     );
     // A parameter of that name is a local: not a reference.
     assert!(on_line(&f, 6).is_empty());
