@@ -11,10 +11,14 @@
 //!
 //! References: `f()` → `call`; `obj.m()` → `method_call`, qualifier `Self` when `obj` is the
 //! method's first parameter (`self`/`cls`), the dotted name (`::`-joined) when `obj` is a
-//! global name or a chain of them (`ClassName.m()` → `ClassName`, `os.path.join()` →
-//! `os::path`), none when `obj` is a local or any other expression; `obj.x` → `field` (same
-//! qualifier rules); imports → `use` (`from a.b import c` gives `c` with qualifier `a::b`;
+//! global name or a chain of them (`ClassName.m()` → `ClassName`), none when `obj` is a
+//! local or any other expression; `obj.x` → `field` (same qualifier rules). A chain that
+//! starts from a name an import binds (at module level or in the enclosing function) is
+//! what that module holds: `click.BOOL` → `path`, `types.IntRange(..)` → `call`, qualified
+//! by the imported path (`from . import types` → `<package>::types`, `import a.b as c` →
+//! `a::b`). Imports → `use` (`from a.b import c` gives `c` with qualifier `a::b`;
 //! relative imports are resolved against the file's package, without the project name);
+//! names a function-local import binds are references where they are read, not locals;
 //! annotations and base classes → `type`; decorators → `call` (qualifier as above); other
 //! names read that are not local bindings of an enclosing function → `path`.
 //!

@@ -16,7 +16,11 @@
 //! References: `f()` → `call`; `x.m()` → `method_call` (qualifier `Self` for `this.m()`,
 //! the `::`-joined dotted name when `x` is a non-local name or a chain of them, else
 //! none); `new X()` → `call` of `X`; `x.f` → `field`; imports and re-exports → `use` with
-//! the module specifier as qualifier (`import { a as b } from "./m"` → `a`, `./m`); type
+//! the module as qualifier: a relative specifier resolved against the file's directory,
+//! `::`-joined from the project root without extension or `index` (`import { a as b }
+//! from "./m"` in `src/x.ts` → `a`, `src::m`), a package specifier as written. A use of
+//! `b` (renamed import) is a reference of `a`; members of a namespace import
+//! (`import * as ns`) are `path`s and `call`s qualified by its module; type
 //! names, `extends` and `implements` → `type`; `<Comp />` JSX elements with a capitalised
 //! name → `call`; other names read that are not local bindings → `path`.
 //!
