@@ -59,6 +59,18 @@ pub fn fixture_workspace() -> tempfile::TempDir {
     dir
 }
 
+/// A fresh copy of `tests/fixtures/<name>`, in a directory called `name` (the project
+/// name an index gives it), inside a temporary directory that is returned.
+pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("scryer-fixture-")
+        .tempdir()
+        .unwrap();
+    let root = dir.path().join(name);
+    copy_dir(&repo_root().join("tests/fixtures").join(name), &root);
+    (dir, root)
+}
+
 /// `scryer --compile-cache <shared> --config-dir <cfg> plugin <args>`.
 pub fn plugin(cfg: &Path, args: &[&str]) -> Output {
     Command::new(scryer_bin())

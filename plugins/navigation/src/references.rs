@@ -4,7 +4,8 @@
 //! (`Runtime::spawn`) or by qualified path (`tokio::runtime::Runtime::spawn`). Usages are
 //! looked up by name, then tied to a definition by the path written at the site
 //! (`Runtime::spawn(..)`, `use crate::runtime::Runtime`); a usage that only the name ties
-//! to the definition is counted as `name_matched`. Same-named definitions that the query
+//! to the definition is counted as `name_matched` and marked per site (`tie: "name"`, or
+//! `"open"` when a same-named definition could be meant). Same-named definitions that the query
 //! does not tell apart are grouped, never merged.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -114,7 +115,7 @@ pub fn find_references(
             return Ok(render_plain(&body, ctx));
         }
         // Usages with no definition here: a dependency's or the standard library's item.
-        let group: Vec<(&Site, bool)> = sites.iter().map(|s| (s, true)).collect();
+        let group: Vec<(&Site, Tie)> = sites.iter().map(|s| (s, Tie::NameOnly)).collect();
         return render_group(
             host,
             &q,
@@ -135,18 +136,20 @@ pub fn find_references(
     if let [c] = candidates[..] {
         let usages = names.usages_of(host, c, sites)?;
         let declaration = names.trait_declaration(host, c, with_text)?;
-        // (site, tied by name only): an open tie is one nothing written decides either.
-        let group: Vec<(&Site, bool)> = usages
+        // (site, how it is tied): an open tie is one nothing written decides either.
+        let group: Vec<(&Site, Tie)> = usages
             .tied
             .iter()
-            .map(|&(k, tie)| (&sites[k], tie != Tie::Exact))
-            .chain(declaration.iter().map(|d| (d, false)))
+            .map(|&(k, tie)| (&sites[k], tie))
+            .chain(declaration.iter().map(|d| (d, Tie::Exact)))
             .collect();
-        let name_matched = group.iter().filter(|(_, by_name)| *by_name).count();
+        let name_matched = group.iter().filter(|(_, t)| *t != Tie::Exact).count();
+        let open = group.iter().filter(|(_, t)| *t == Tie::Open).count();
         let mut notes = Vec::new();
         if name_matched > 0 {
             notes.push(format!(
-                "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it)"
+                "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it), each marked `tie`: {} \"name\" (the only definition of that kind with the name), {open} \"open\" (a same-named definition could be meant)",
+                name_matched - open
             ));
         }
         if !usages.unrelated.is_empty() {
@@ -183,7 +186,17 @@ fn def_json(d: &Sym) -> Value {
     })
 }
 
-fn site_json(s: &Site, text: Option<String>, name_matched: bool) -> Value {
+/// A site's `tie` field: absent when the written path, receiver type or an import ties
+/// it (the usual case), `"name"` or `"open"` when only the name does.
+fn tie_label(tie: Option<Tie>) -> Option<&'static str> {
+    match tie {
+        Some(Tie::NameOnly) => Some("name"),
+        Some(Tie::Open) => Some("open"),
+        Some(Tie::Exact) | None => None,
+    }
+}
+
+fn site_json(s: &Site, text: Option<String>, tie: Option<Tie>) -> Value {
     json!({
         "file_path": s.file_path,
         "line": s.line,
@@ -191,7 +204,7 @@ fn site_json(s: &Site, text: Option<String>, name_matched: bool) -> Value {
         "kind": s.kind,
         "enclosing_symbol": s.enclosing_symbol,
         "text": text,
-        "name_matched": if name_matched { Some(true) } else { None },
+        "tie": tie_label(tie),
     })
 }
 
@@ -206,16 +219,20 @@ fn render_group(
     q: &Query,
     ctx: &Ctx,
     def: Option<&Sym>,
-    group: &[(&Site, bool)],
+    group: &[(&Site, Tie)],
     name_matched: usize,
     facts: &scryer_plugin_sdk::host::Facts,
     mut notes: Vec<String>,
 ) -> ToolResult<String> {
-    let mut ordered: Vec<(&Site, bool)> = group.to_vec();
+    let mut ordered: Vec<(&Site, Tie)> = group.to_vec();
     ordered.sort_by(|(a, _), (b, _)| {
         (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
     });
-    let by_name: Vec<bool> = ordered.iter().map(|(_, n)| *n).collect();
+    // Per site, only when the answer is about one definition.
+    let ties: Vec<Option<Tie>> = ordered
+        .iter()
+        .map(|(_, t)| def.is_some().then_some(*t))
+        .collect();
     let ordered: Vec<&Site> = ordered.into_iter().map(|(s, _)| s).collect();
     let files: BTreeMap<&str, usize> = ordered.iter().fold(BTreeMap::new(), |mut m, s| {
         *m.entry(s.file_path.as_str()).or_default() += 1;
@@ -269,20 +286,23 @@ fn render_group(
     let items: Vec<Item> = match q.view {
         View::Sites => ordered
             .iter()
-            .zip(&by_name)
-            .map(|(s, by_name)| {
+            .zip(&ties)
+            .map(|(s, &tie)| {
                 let text = text_of(s);
                 Item {
                     text: format!(
-                        "{}:{}:{} [{}] in {} — {}",
+                        "{}:{}:{} [{}{}] in {} — {}",
                         s.file_path,
                         s.line,
                         s.column,
                         s.kind,
+                        tie_label(tie)
+                            .map(|t| format!(", tie: {t}"))
+                            .unwrap_or_default(),
                         s.enclosing_symbol,
                         text.as_deref().unwrap_or("")
                     ),
-                    json: site_json(s, text, def.is_some() && *by_name),
+                    json: site_json(s, text, tie),
                 }
             })
             .collect(),
@@ -505,7 +525,7 @@ fn render_ambiguous(
             .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned())
     };
     let row_json = |&(s, n): &(&Site, usize)| match q.view {
-        View::Sites => site_json(s, text_of(s), false),
+        View::Sites => site_json(s, text_of(s), None),
         View::Callers => json!({
             "enclosing_symbol": s.enclosing_symbol,
             "file_path": s.file_path,
@@ -752,7 +772,8 @@ mod tests {
             .filter(|i| i["file_path"] == "src/lib.rs")
             .collect();
         assert_eq!(lib.len(), 1, "{v}");
-        assert_eq!(lib[0]["name_matched"], true);
+        // `Square` also has an `area`: the site could be either.
+        assert_eq!(lib[0]["tie"], "open");
         assert!(v["name_matched"].as_u64().unwrap() >= 1, "{v}");
         // src/lib.rs never names `Square`: the same use is left out, and said so.
         let v = call(&h, json!({"symbol": "Square::area", "view": "sites"}));

@@ -26,7 +26,8 @@ pub fn tools() -> Vec<ToolSpec> {
             "find_references",
             "Every usage of a symbol, each with the function or type it sits in. `symbol`: name, \
                 `Type::method` or path. view: callers (one per enclosing function, default), files \
-                (counts) or sites (every usage). Same-named definitions are grouped as `ambiguous`; an \
+                (counts) or sites (every usage; one tied by its name alone carries `tie`). Same-named \
+                definitions are grouped as `ambiguous`; an \
                 unknown name is reported as such. `complete: true` only when exhaustive over the indexed files.",
             json!({
                 "type": "object",

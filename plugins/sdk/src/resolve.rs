@@ -21,6 +21,8 @@ use std::rc::Rc;
 
 use crate::host::{Site, Sym};
 
+pub mod script;
+
 /// How a site was tied to a definition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strength {
@@ -380,8 +382,15 @@ fn through_module<'h>(
 
 pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
     let qualifier = site.qualifier.as_deref().filter(|q| !q.is_empty());
+    // In Python and TypeScript `x.f` without a call may read a method (a callback,
+    // `obj.close_intelligently`), as `x.f()` may call a field holding a function.
+    let compat_kind = if site.kind == "field" && script::is_script_file(&site.file_path) {
+        "method_call"
+    } else {
+        site.kind.as_str()
+    };
     let compat: Vec<usize> = scope
-        .compatible_defs(defs, &site.kind, qualifier.is_some())
+        .compatible_defs(defs, compat_kind, qualifier.is_some())
         .to_vec();
     if compat.is_empty() {
         return Attribution::Excluded;
@@ -408,6 +417,21 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
             .is_some_and(|s| matches!(*s, "std" | "core" | "alloc") && *s != crate_name)
         {
             return Attribution::Excluded;
+        }
+        // Python and TypeScript: a qualifier that names a module of the project
+        // (`click.BOOL`, `types.IntRange`, `from .types import X`, `from '../x'`).
+        if q != "Self" && script::is_script_file(&site.file_path) {
+            let unowned: Vec<usize> = compat
+                .iter()
+                .copied()
+                .filter(|&i| defs[i].owner.is_none())
+                .collect();
+            let via = script::module_holds(&segs, defs, &unowned, scope);
+            match via.len() {
+                0 => {}
+                1 => return Attribution::Resolved(via[0], Strength::Path),
+                _ => return Attribution::Open(via),
+            }
         }
         if q != "Self" && segs.last() != Some(&"Self") {
             let (module, suffix) = import_target(q, &site.file_path, &crate_name);
@@ -455,8 +479,14 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
                 1 => return Attribution::Resolved(hits[0], Strength::Path),
                 // A module path (`regex_automata::X`, lowercase) that leads nowhere
                 // known may be a glob re-export: decide below as for a bare name.
-                0 if site.kind != "method_call" && last.starts_with(|c: char| c.is_lowercase()) => {
-                }
+                // In Python and TypeScript only when the path starts from a package on
+                // the way to a candidate (`os.path.join` is not this project's `join`).
+                0 if site.kind != "method_call"
+                    && last.starts_with(|c: char| c.is_lowercase())
+                    && (!script::is_script_file(&site.file_path)
+                        || segs
+                            .first()
+                            .is_some_and(|f| script::on_the_way(f, defs, &compat))) => {}
                 0 => {
                     // A receiver of another type, `Self` inside a trait impl, or a
                     // generic parameter (`T::Output`) can still reach a trait's item.
@@ -606,6 +636,23 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
         .collect();
     if here.len() == 1 && site.kind != "method_call" && site.kind != "field" {
         return Attribution::Resolved(here[0], Strength::Scope);
+    }
+    if script::is_script_file(&site.file_path)
+        && let Some(paths) = scope.name_imports.get(&site.file_path)
+    {
+        // What the file imports the name from (`from .core import X`, `import { X }
+        // from './x'`), following re-exports.
+        let mut via: Vec<usize> = Vec::new();
+        for p in paths {
+            for i in script::module_holds(&segments(p), defs, &compat, scope) {
+                if !via.contains(&i) {
+                    via.push(i);
+                }
+            }
+        }
+        if via.len() == 1 {
+            return Attribution::Resolved(via[0], Strength::Scope);
+        }
     }
     if let Some(paths) = scope.name_imports.get(&site.file_path) {
         // What the file's `use` leads to, following re-exports.
@@ -934,6 +981,96 @@ mod tests {
         let s = site("src/dfa/regex.rs", "use", Some("crate"), "k::dfa::regex");
         assert_eq!(
             attribute(&s, &defs[2..], &scope()),
+            Attribution::Resolved(0, Strength::Path)
+        );
+    }
+
+    #[test]
+    fn python_and_typescript_qualifiers_name_modules_by_file_path() {
+        let defs = [
+            def(
+                "click::src::click::types::BOOL",
+                "const",
+                None,
+                "src/click/types.py",
+            ),
+            def(
+                "click::src::click::core::BOOL",
+                "const",
+                None,
+                "src/click/core.py",
+            ),
+            def(
+                "click::src::click::core::Option::BOOL",
+                "field",
+                Some("Option"),
+                "src/click/core.py",
+            ),
+        ];
+        let mut scope = Scope::default();
+        // `from .types import BOOL as BOOL` in the package's `__init__.py`.
+        scope.name_imports.insert(
+            "src/click/__init__.py".into(),
+            vec!["src::click::types".into()],
+        );
+        scope
+            .name_imports
+            .insert("tests/test_x.py".into(), vec!["click::core".into()]);
+        let a = |s: Site| attribute(&s, &defs, &scope);
+        // `click.BOOL` goes through the package's re-export.
+        assert_eq!(
+            a(site(
+                "tests/test_a.py",
+                "path",
+                Some("click"),
+                "click::tests::test_a::t"
+            )),
+            Attribution::Resolved(0, Strength::Path)
+        );
+        // `types.BOOL` after `from . import types`, and the re-export line itself.
+        assert_eq!(
+            a(site(
+                "src/click/decorators.py",
+                "path",
+                Some("src::click::types"),
+                "click::src::click::decorators::f"
+            )),
+            Attribution::Resolved(0, Strength::Path)
+        );
+        assert_eq!(
+            a(site(
+                "src/click/__init__.py",
+                "use",
+                Some("src::click::types"),
+                "click::src::click"
+            )),
+            Attribution::Resolved(0, Strength::Path)
+        );
+        // A bare name imported from a module (`from click.core import BOOL`).
+        assert_eq!(
+            a(site(
+                "tests/test_x.py",
+                "path",
+                None,
+                "click::tests::test_x::t"
+            )),
+            Attribution::Resolved(1, Strength::Scope)
+        );
+        // TypeScript: `import { BOOL } from '../click/core'`, resolved by the extractor.
+        let ts = [def(
+            "rx::src::internal::Observable::Observable",
+            "class",
+            None,
+            "src/internal/Observable.ts",
+        )];
+        let s = site(
+            "src/internal/operators/map.ts",
+            "use",
+            Some("src::internal::Observable"),
+            "rx::src::internal::operators::map",
+        );
+        assert_eq!(
+            attribute(&s, &ts, &Scope::default()),
             Attribution::Resolved(0, Strength::Path)
         );
     }

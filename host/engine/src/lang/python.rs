@@ -11,10 +11,14 @@
 //!
 //! References: `f()` → `call`; `obj.m()` → `method_call`, qualifier `Self` when `obj` is the
 //! method's first parameter (`self`/`cls`), the dotted name (`::`-joined) when `obj` is a
-//! global name or a chain of them (`ClassName.m()` → `ClassName`, `os.path.join()` →
-//! `os::path`), none when `obj` is a local or any other expression; `obj.x` → `field` (same
-//! qualifier rules); imports → `use` (`from a.b import c` gives `c` with qualifier `a::b`;
+//! global name or a chain of them (`ClassName.m()` → `ClassName`), none when `obj` is a
+//! local or any other expression; `obj.x` → `field` (same qualifier rules). A chain that
+//! starts from a name an import binds (at module level or in the enclosing function) is
+//! what that module holds: `click.BOOL` → `path`, `types.IntRange(..)` → `call`, qualified
+//! by the imported path (`from . import types` → `<package>::types`, `import a.b as c` →
+//! `a::b`). Imports → `use` (`from a.b import c` gives `c` with qualifier `a::b`;
 //! relative imports are resolved against the file's package, without the project name);
+//! names a function-local import binds are references where they are read, not locals;
 //! annotations and base classes → `type`; decorators → `call` (qualifier as above); other
 //! names read that are not local bindings of an enclosing function → `path`.
 //!
@@ -22,7 +26,7 @@
 //! are not definitions; string annotations (`"Foo"`) are not parsed; `match` case
 //! patterns are skipped (no references, no bindings); receiver types of locals are not inferred.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
@@ -82,8 +86,12 @@ impl Language for Python {
             out: Out::new(source),
             package,
             scopes: Vec::new(),
+            aliases: Vec::new(),
             nest: 0,
         };
+        let mut module_aliases = HashMap::new();
+        ex.import_aliases(root, &mut module_aliases);
+        ex.aliases.push(module_aliases);
         let ctx = Ctx {
             prefix: module.clone(),
             owner: None,
@@ -124,6 +132,9 @@ struct Extractor<'s> {
     package: Vec<String>,
     /// Local bindings of the enclosing functions, lambdas and comprehensions, innermost last.
     scopes: Vec<HashSet<&'s str>>,
+    /// Names the imports of the module and of the enclosing functions bind to what they
+    /// import (`types` → `src::click::types` for `from . import types`), innermost last.
+    aliases: Vec<HashMap<&'s str, String>>,
     nest: u32,
 }
 
@@ -411,8 +422,10 @@ impl<'s> Extractor<'s> {
             }
         }
         let mut globals = HashSet::new();
+        let mut aliases = HashMap::new();
         if let Some(body) = body {
             self.bindings(body, &mut locals, &mut globals);
+            self.import_aliases(body, &mut aliases);
         }
         for g in globals {
             locals.remove(g);
@@ -444,9 +457,11 @@ impl<'s> Extractor<'s> {
             self.type_expr(rt, &inner);
         }
         self.scopes.push(locals);
+        self.aliases.push(aliases);
         if let Some(body) = body {
             self.block(body, &inner);
         }
+        self.aliases.pop();
         self.scopes.pop();
     }
 
@@ -555,26 +570,9 @@ impl<'s> Extractor<'s> {
                     }
                     self.bindings(c, locals, globals);
                 }
-                "import_statement" | "import_from_statement" => {
-                    for name in named_kids(c) {
-                        if c.child_by_field_name("module_name") == Some(name) {
-                            continue;
-                        }
-                        match name.kind() {
-                            "dotted_name" => {
-                                if let Some(first) = name.named_child(0) {
-                                    locals.insert(self.text(first));
-                                }
-                            }
-                            "aliased_import" => {
-                                if let Some(a) = name.child_by_field_name("alias") {
-                                    locals.insert(self.text(a));
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
+                // Imports bind names to what they import, not to locals: uses of them
+                // are references (see `import_aliases`).
+                "import_statement" | "import_from_statement" => {}
                 _ => self.bindings(c, locals, globals),
             }
         }
@@ -699,6 +697,127 @@ impl<'s> Extractor<'s> {
         }
     }
 
+    /// What an import binds `name` to: a function's own import first, then (unless a
+    /// local of an enclosing function shadows it) the module's.
+    fn alias(&self, name: &str) -> Option<&str> {
+        let (module, functions) = self.aliases.split_first()?;
+        if let Some(hit) = functions.iter().rev().find_map(|a| a.get(name)) {
+            return Some(hit);
+        }
+        if self.is_local(name) {
+            return None;
+        }
+        module.get(name).map(String::as_str)
+    }
+
+    /// Does the chain `a.b.c` start from a name an import binds (a module, or an item
+    /// imported from one)? Its members are then what that module or item holds, read as
+    /// paths (`click.BOOL`) and calls (`types.IntRange(..)`), not members of a value.
+    fn imported_root(&self, obj: Node<'_>, ctx: &Ctx<'s>) -> bool {
+        match obj.kind() {
+            "identifier" => {
+                let name = self.text(obj);
+                ctx.self_name != Some(name) && self.alias(name).is_some()
+            }
+            "attribute" => obj
+                .child_by_field_name("object")
+                .is_some_and(|o| self.imported_root(o, ctx)),
+            _ => false,
+        }
+    }
+
+    /// The module an import statement imports from (`from ..a.b import c` → the package
+    /// two levels up, then `a::b`), as path segments; empty for `import a.b`.
+    fn import_base(&self, n: Node<'_>) -> Vec<String> {
+        let dotted = |d: Node<'_>, mut base: Vec<String>| {
+            base.extend(
+                named_kids(d)
+                    .into_iter()
+                    .filter(|id| id.kind() == "identifier")
+                    .map(|id| self.text(id).to_string()),
+            );
+            base
+        };
+        let Some(m) = n.child_by_field_name("module_name") else {
+            return Vec::new();
+        };
+        if m.kind() != "relative_import" {
+            return dotted(m, Vec::new());
+        }
+        let dots = named_kids(m)
+            .into_iter()
+            .find(|c| c.kind() == "import_prefix")
+            .map(|c| self.text(c).chars().filter(|&c| c == '.').count())
+            .unwrap_or(1);
+        let mut base = self.package.clone();
+        for _ in 1..dots {
+            base.pop();
+        }
+        match named_kids(m)
+            .into_iter()
+            .find(|c| c.kind() == "dotted_name")
+        {
+            Some(d) => dotted(d, base),
+            None => base,
+        }
+    }
+
+    /// The names the imports among `n`'s statements bind (not descending into functions
+    /// or classes), each to the `::`-joined path it imports: `import a.b` binds `a` to
+    /// `a`, `import a.b as c` binds `c` to `a::b`, `from .m import x as y` binds `y` to
+    /// `<package>::m::x`.
+    fn import_aliases(&self, n: Node<'_>, into: &mut HashMap<&'s str, String>) {
+        for c in named_kids(n) {
+            match c.kind() {
+                "function_definition" | "class_definition" | "decorated_definition" | "lambda" => {}
+                "import_statement" | "import_from_statement" => {
+                    let base = self.import_base(c);
+                    for name in named_kids(c) {
+                        if c.child_by_field_name("module_name") == Some(name) {
+                            continue;
+                        }
+                        let (path, alias) = match name.kind() {
+                            "dotted_name" => (Some(name), None),
+                            "aliased_import" => (
+                                name.child_by_field_name("name"),
+                                name.child_by_field_name("alias"),
+                            ),
+                            _ => (None, None),
+                        };
+                        let Some(path) = path else { continue };
+                        let mut segs = base.clone();
+                        let ids: Vec<&'s str> = named_kids(path)
+                            .into_iter()
+                            .filter(|id| id.kind() == "identifier")
+                            .map(|id| self.text(id))
+                            .collect();
+                        let bound = match alias {
+                            Some(a) => {
+                                segs.extend(ids.iter().map(|s| s.to_string()));
+                                self.text(a)
+                            }
+                            // `import a.b` binds `a`; `from m import x` binds `x`.
+                            None => {
+                                let Some(first) = ids.first() else { continue };
+                                if c.kind() == "import_statement" {
+                                    segs.push(first.to_string());
+                                } else {
+                                    segs.extend(ids.iter().map(|s| s.to_string()));
+                                }
+                                *first
+                            }
+                        };
+                        into.insert(bound, segs.join("::"));
+                    }
+                }
+                k if k.ends_with("statement") || k.ends_with("clause") || k == "block" => {
+                    self.import_aliases(c, into)
+                }
+                _ => {}
+            }
+        }
+    }
+
     fn import(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
         let mut base: Vec<String> = Vec::new();
         if let Some(m) = n.child_by_field_name("module_name") {
@@ -760,6 +879,8 @@ impl<'s> Extractor<'s> {
                 let name = self.text(obj);
                 if ctx.self_name == Some(name) {
                     Some("Self".to_string())
+                } else if let Some(module) = self.alias(name) {
+                    Some(module.to_string())
                 } else if self.is_local(name) {
                     None
                 } else {
@@ -876,8 +997,13 @@ impl<'s> Extractor<'s> {
                     f.child_by_field_name("attribute"),
                 ) {
                     let q = self.qualifier(obj, ctx);
+                    let kind = if self.imported_root(obj, ctx) {
+                        RK::Call
+                    } else {
+                        RK::MethodCall
+                    };
                     self.expr(obj, ctx);
-                    self.reference(attr, RK::MethodCall, q, ctx);
+                    self.reference(attr, kind, q, ctx);
                 }
             }
             Some(f) => self.expr(f, ctx),
@@ -897,8 +1023,13 @@ impl<'s> Extractor<'s> {
             n.child_by_field_name("attribute"),
         ) {
             let q = self.qualifier(obj, ctx);
+            let kind = if self.imported_root(obj, ctx) {
+                RK::Path
+            } else {
+                RK::Field
+            };
             self.expr(obj, ctx);
-            self.reference(attr, RK::Field, q, ctx);
+            self.reference(attr, kind, q, ctx);
         }
     }
 

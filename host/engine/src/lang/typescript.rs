@@ -16,7 +16,11 @@
 //! References: `f()` → `call`; `x.m()` → `method_call` (qualifier `Self` for `this.m()`,
 //! the `::`-joined dotted name when `x` is a non-local name or a chain of them, else
 //! none); `new X()` → `call` of `X`; `x.f` → `field`; imports and re-exports → `use` with
-//! the module specifier as qualifier (`import { a as b } from "./m"` → `a`, `./m`); type
+//! the module as qualifier: a relative specifier resolved against the file's directory,
+//! `::`-joined from the project root without extension or `index` (`import { a as b }
+//! from "./m"` in `src/x.ts` → `a`, `src::m`), a package specifier as written. A use of
+//! `b` (renamed import) is a reference of `a`; members of a namespace import
+//! (`import * as ns`) are `path`s and `call`s qualified by its module; type
 //! names, `extends` and `implements` → `type`; `<Comp />` JSX elements with a capitalised
 //! name → `call`; other names read that are not local bindings → `path`.
 //!
@@ -24,7 +28,7 @@
 //! contents are qualified as if at the enclosing level); `require()` is an ordinary call;
 //! block scoping is approximated by function scoping.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
@@ -50,7 +54,7 @@ impl Language for TypeScript {
 
     fn extract(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols {
         let tsx = path.ends_with(".tsx");
-        extract(source, module_path, tsx)
+        extract(source, module_path, path, tsx)
     }
 }
 
@@ -67,8 +71,8 @@ impl Language for JavaScript {
         module_path(package, relative_path)
     }
 
-    fn extract(&self, source: &str, module_path: &[String], _path: &str) -> FileSymbols {
-        extract(source, module_path, true)
+    fn extract(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols {
+        extract(source, module_path, path, true)
     }
 }
 
@@ -92,7 +96,39 @@ fn module_path(package: &str, relative_path: &str) -> Vec<String> {
         .collect()
 }
 
-fn extract(source: &str, module_path: &[String], tsx: bool) -> FileSymbols {
+/// A module specifier as the module it names: a relative one (`./a`, `../b/index.js`)
+/// resolved against `dir` (the importing file's directory, from the project root) and
+/// `::`-joined without extension or trailing `index` (`src::internal::b`); a package
+/// specifier (`rxjs`, `@scope/pkg/sub`) as written.
+fn resolve_specifier(dir: &[&str], spec: &str) -> String {
+    if !(spec == "." || spec == ".." || spec.starts_with("./") || spec.starts_with("../")) {
+        return spec.to_string();
+    }
+    let mut out: Vec<&str> = dir.to_vec();
+    for part in spec.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            p => out.push(p),
+        }
+    }
+    if let Some(last) = out.last_mut() {
+        for ext in [".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"] {
+            if let Some(stem) = last.strip_suffix(ext) {
+                *last = stem.strip_suffix(".d").unwrap_or(stem);
+                break;
+            }
+        }
+    }
+    if out.last() == Some(&"index") {
+        out.pop();
+    }
+    out.join("::")
+}
+
+fn extract(source: &str, module_path: &[String], path: &str, tsx: bool) -> FileSymbols {
     let tree = if tsx {
         parse(
             "tsx",
@@ -114,11 +150,21 @@ fn extract(source: &str, module_path: &[String], tsx: bool) -> FileSymbols {
     };
     let root = tree.root_node();
     let module = module_path.join("::");
+    let normalized = path.replace('\\', "/");
+    let mut dir: Vec<&str> = normalized
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    dir.pop();
     let mut ex = Extractor {
         out: Out::new(source),
         scopes: Vec::new(),
+        dir,
+        namespaces: HashMap::new(),
+        renames: HashMap::new(),
         nest: 0,
     };
+    ex.imported_names(root);
     let ctx = Ctx {
         prefix: module.clone(),
         owner: None,
@@ -150,6 +196,12 @@ struct Ctx {
 struct Extractor<'s> {
     out: Out<'s>,
     scopes: Vec<HashSet<&'s str>>,
+    /// The file's directory, from the project root: what relative specifiers start from.
+    dir: Vec<&'s str>,
+    /// `import * as ns from './m'`: `ns` → the module it names (`src::m`).
+    namespaces: HashMap<&'s str, String>,
+    /// `import { a as b }`: `b` → `a`. A use of `b` is a reference of what `a` names.
+    renames: HashMap<&'s str, &'s str>,
     nest: u32,
 }
 
@@ -186,8 +238,52 @@ impl<'s> Extractor<'s> {
     }
 
     fn reference(&mut self, n: Node<'_>, kind: RK, qualifier: Option<String>, ctx: &Ctx) {
-        let name = self.text(n);
+        let mut name = self.text(n);
+        if qualifier.is_none()
+            && kind != RK::Use
+            && let Some(original) = self.renames.get(name)
+        {
+            name = original;
+        }
         self.out.reference(n, name, kind, qualifier, &ctx.enclosing);
+    }
+
+    /// What the file's imports bind, before anything is read (imports are hoisted):
+    /// namespace imports' modules and renamed imports' original names.
+    fn imported_names(&mut self, root: Node<'s>) {
+        for stmt in named_kids(root) {
+            if stmt.kind() != "import_statement" {
+                continue;
+            }
+            let source = stmt
+                .child_by_field_name("source")
+                .map(|s| resolve_specifier(&self.dir, &self.string_value(s)));
+            let mut stack = vec![stmt];
+            while let Some(cur) = stack.pop() {
+                for c in named_kids(cur) {
+                    match c.kind() {
+                        "import_clause" | "named_imports" => stack.push(c),
+                        "namespace_import" => {
+                            if let (Some(id), Some(src)) = (c.named_child(0), &source)
+                                && id.kind() == "identifier"
+                            {
+                                self.namespaces.insert(self.text(id), src.clone());
+                            }
+                        }
+                        "import_specifier" => {
+                            if let (Some(name), Some(alias)) = (
+                                c.child_by_field_name("name"),
+                                c.child_by_field_name("alias"),
+                            ) && name.kind() == "identifier"
+                            {
+                                self.renames.insert(self.text(alias), self.text(name));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
     }
 
     /// The node a definition spans: the declaration, or the `export` statement around it.
@@ -331,7 +427,7 @@ impl<'s> Extractor<'s> {
     fn arm_export_statement(&mut self, n: Node<'s>, ctx: &Ctx) {
         let source = n
             .child_by_field_name("source")
-            .map(|s| self.string_value(s));
+            .map(|s| resolve_specifier(&self.dir, &self.string_value(s)));
         for c in named_kids(n) {
             match c.kind() {
                 "export_clause" => {
@@ -345,7 +441,8 @@ impl<'s> Extractor<'s> {
                         }
                     }
                 }
-                "string" | "comment" => {}
+                // `export * as ns from ..` binds `ns`; it reads nothing.
+                "string" | "comment" | "namespace_export" => {}
                 _ => self.walk(c, ctx),
             }
         }
@@ -449,7 +546,11 @@ impl<'s> Extractor<'s> {
             n.child_by_field_name("module"),
             n.child_by_field_name("name"),
         ) {
-            let q = self.text(m).replace('.', "::");
+            let written = self.text(m).replace('.', "::");
+            let q = match written.split_once("::") {
+                Some((first, rest)) => format!("{}::{rest}", self.namespace(first)),
+                None => self.namespace(&written),
+            };
             self.reference(name, RK::Type, Some(q), ctx);
         }
     }
@@ -591,12 +692,14 @@ impl<'s> Extractor<'s> {
     fn import(&mut self, n: Node<'s>, ctx: &Ctx) {
         let source = n
             .child_by_field_name("source")
-            .map(|s| self.string_value(s));
+            .map(|s| resolve_specifier(&self.dir, &self.string_value(s)));
         let mut stack = vec![n];
         while let Some(cur) = stack.pop() {
             for c in named_kids(cur) {
                 match c.kind() {
-                    "import_clause" | "named_imports" | "namespace_import" => stack.push(c),
+                    // Bound before the walk (`imported_names`); `ns` itself names no item.
+                    "namespace_import" => {}
+                    "import_clause" | "named_imports" => stack.push(c),
                     "import_specifier" => {
                         if let Some(name) = c.child_by_field_name("name") {
                             self.reference(name, RK::Use, source.clone(), ctx);
@@ -618,8 +721,36 @@ impl<'s> Extractor<'s> {
             return self.kids(n, ctx);
         };
         let q = self.qualifier(obj);
+        // Members of a namespace import are what its module exports: paths and calls.
+        let kind = match kind {
+            RK::MethodCall if self.namespace_root(obj) => RK::Call,
+            RK::Field if self.namespace_root(obj) => RK::Path,
+            k => k,
+        };
         self.walk(obj, ctx);
         self.reference(prop, kind, q, ctx);
+    }
+
+    /// Does the chain `a.b` start from a namespace import's name?
+    fn namespace_root(&self, obj: Node<'_>) -> bool {
+        match obj.kind() {
+            "identifier" => {
+                let name = self.text(obj);
+                !self.is_local(name) && self.namespaces.contains_key(name)
+            }
+            "member_expression" => obj
+                .child_by_field_name("object")
+                .is_some_and(|o| self.namespace_root(o)),
+            _ => false,
+        }
+    }
+
+    /// A name written before `.`: the module a namespace import binds it to, else itself.
+    fn namespace(&self, name: &str) -> String {
+        self.namespaces
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
     }
 
     fn qualifier(&self, obj: Node<'_>) -> Option<String> {
@@ -627,7 +758,11 @@ impl<'s> Extractor<'s> {
             "this" => Some("Self".to_string()),
             "identifier" => {
                 let name = self.text(obj);
-                (!self.is_local(name)).then(|| name.to_string())
+                if self.is_local(name) {
+                    None
+                } else {
+                    Some(self.namespace(name))
+                }
             }
             "member_expression" => {
                 let inner = obj.child_by_field_name("object")?;

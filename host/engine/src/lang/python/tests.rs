@@ -143,10 +143,10 @@ fn references() {
         // A static method's first parameter is not `self`.
         ("helper", RK::Call, 27, 16, None, "::Shape::compute"),
         ("os", RK::Path, 27, 28, None, "::Shape::compute"),
-        ("path", RK::Field, 27, 31, Some("os"), "::Shape::compute"),
+        ("path", RK::Path, 27, 31, Some("os"), "::Shape::compute"),
         (
             "join",
-            RK::MethodCall,
+            RK::Call,
             27,
             36,
             Some("os::path"),
@@ -202,7 +202,7 @@ fn module_level_code_and_syntax_errors() {
     let loads = f.references.iter().find(|r| r.name == "loads").unwrap();
     assert_eq!(
         (loads.kind, loads.qualifier.as_deref()),
-        (RK::MethodCall, Some("j"))
+        (RK::Call, Some("json"))
     );
     assert_eq!(loads.enclosing_symbol, "proj::m");
     // `k` is a loop target, not a reference; it is read at module level, though.
@@ -215,4 +215,125 @@ fn module_level_code_and_syntax_errors() {
         .map(|r| (r.name.as_str(), r.kind))
         .collect();
     assert_eq!(line6, [("open", RK::Call), ("value", RK::Path)]);
+}
+
+/// (name, kind, qualifier) of every reference on `line`.
+fn on_line(f: &FileSymbols, line: u32) -> Vec<(&str, RK, Option<&str>)> {
+    f.references
+        .iter()
+        .filter(|r| r.line == line)
+        .map(|r| (r.name.as_str(), r.kind, r.qualifier.as_deref()))
+        .collect()
+}
+
+fn extract_at(src: &str, path: &str) -> FileSymbols {
+    let module = Python.module_path("proj", path);
+    Python.extract(src, &module, path)
+}
+
+#[test]
+fn names_read_through_an_imported_module_are_qualified_by_that_module() {
+    let src = "\
+import click
+import pkg.fmt as fm
+from . import types
+from .. import util as u
+
+x = click.BOOL
+y = types.IntRange(0, 3)
+z = fm.FORCED_WIDTH + u.helper()
+w = types.sub.Deep
+";
+    let f = extract_at(src, "src/pkg/core.py");
+    assert_eq!(
+        on_line(&f, 6),
+        [("click", RK::Path, None), ("BOOL", RK::Path, Some("click"))]
+    );
+    assert_eq!(
+        on_line(&f, 7),
+        [
+            ("types", RK::Path, None),
+            ("IntRange", RK::Call, Some("src::pkg::types"))
+        ]
+    );
+    assert_eq!(
+        on_line(&f, 8),
+        [
+            ("fm", RK::Path, None),
+            ("FORCED_WIDTH", RK::Path, Some("pkg::fmt")),
+            ("u", RK::Path, None),
+            ("helper", RK::Call, Some("src::util")),
+        ]
+    );
+    // A chain keeps the module it starts from.
+    assert_eq!(
+        on_line(&f, 9),
+        [
+            ("types", RK::Path, None),
+            ("sub", RK::Path, Some("src::pkg::types")),
+            ("Deep", RK::Path, Some("src::pkg::types::sub")),
+        ]
+    );
+}
+
+#[test]
+fn function_local_imports_bind_names_that_are_references() {
+    let src = "\
+def run():
+    from .core import Command
+    import pkg.types as t
+    cmd = Command()
+    return t.Choice(cmd)
+
+def other(Command):
+    return Command
+";
+    let f = extract_at(src, "pkg/cli.py");
+    assert_eq!(
+        on_line(&f, 2),
+        [
+            ("core", RK::Use, Some("pkg")),
+            ("Command", RK::Use, Some("pkg::core"))
+        ]
+    );
+    // `cmd` is a local; `Command` is what the import bound, so a reference.
+    assert_eq!(on_line(&f, 4), [("Command", RK::Call, None)]);
+    assert_eq!(
+        on_line(&f, 5),
+        [
+            ("t", RK::Path, None),
+            ("Choice", RK::Call, Some("pkg::types"))
+        ]
+    );
+    // A parameter of the same name in another function stays local.
+    assert!(on_line(&f, 8).is_empty());
+}
+
+#[test]
+fn parenthesised_and_aliased_from_imports_are_uses_of_each_name() {
+    let src =
+        "from .core import (\n    Command,\n    Group as G,\n)\nimport json as j\nj.loads(G)\n";
+    let f = extract_at(src, "pkg/x.py");
+    assert_eq!(
+        f.references
+            .iter()
+            .filter(|r| r.kind == RK::Use)
+            .map(|r| (r.name.as_str(), r.line, r.qualifier.as_deref()))
+            .collect::<Vec<_>>(),
+        [
+            ("core", 1, Some("pkg")),
+            ("Command", 2, Some("pkg::core")),
+            ("Group", 3, Some("pkg::core")),
+            ("json", 5, None),
+        ]
+    );
+    // `j` is `json`: the qualifier is the module, not the alias.
+    assert_eq!(
+        on_line(&f, 6),
+        [
+            ("j", RK::Path, None),
+            ("loads", RK::Call, Some("json")),
+            ("G", RK::Path, None)
+        ]
+    );
 }

@@ -101,8 +101,7 @@ fn references() {
         // Imports: the imported name, qualified by the module specifier.
         ("readFile", RK::Use, 1, 10, Some("fs"), ""),
         ("Stats", RK::Use, 1, 26, Some("fs"), ""),
-        ("path", RK::Use, 2, 13, Some("node:path"), ""),
-        ("Default", RK::Use, 3, 8, Some("./default"), ""),
+        ("Default", RK::Use, 3, 8, Some("src::default"), ""),
         // `T` is a type parameter; `number` a predefined type.
         ("Shape", RK::Type, 11, 27, None, "::Id"),
         ("Base", RK::Type, 20, 29, None, "::Square"),
@@ -134,7 +133,8 @@ fn references() {
         ("area", RK::MethodCall, 36, 6, None, "::make"),
         ("helper", RK::Call, 37, 10, None, "::make"),
         ("path", RK::Path, 37, 21, None, "::make"),
-        ("join", RK::MethodCall, 37, 26, Some("path"), "::make"),
+        // `path` is `import * as path from "node:path"`: a member of that module.
+        ("join", RK::Call, 37, 26, Some("node:path"), "::make"),
     ];
     assert_eq!(ref_rows(&f, M), expected);
 }
@@ -209,4 +209,115 @@ fn nested_functions_and_this_calls() {
     );
     let expected: Vec<RefRow<'_>> = vec![("go", RK::MethodCall, 4, 17, Some("Self"), "::A::run")];
     assert_eq!(ref_rows(&f, "proj::a"), expected);
+}
+
+/// (name, kind, qualifier) of every reference on `line`.
+fn on_line(f: &FileSymbols, line: u32) -> Vec<(&str, RK, Option<&str>)> {
+    f.references
+        .iter()
+        .filter(|r| r.line == line)
+        .map(|r| (r.name.as_str(), r.kind, r.qualifier.as_deref()))
+        .collect()
+}
+
+fn extract_at(src: &str, path: &str) -> FileSymbols {
+    let module = TypeScript.module_path("proj", path);
+    TypeScript.extract(src, &module, path)
+}
+
+#[test]
+fn import_and_export_specifiers_name_the_module_they_come_from() {
+    let src = "\
+import { Observable } from '../Observable';
+import { map as mapOp, filter } from './map.js';
+import { x } from 'rxjs';
+import Default from './util/index';
+export { concat } from './concat';
+export { merge as mergeWith } from '../merge';
+export * as ops from './ops';
+";
+    let f = extract_at(src, "src/internal/operators/zip.ts");
+    assert_eq!(
+        on_line(&f, 1),
+        [("Observable", RK::Use, Some("src::internal::Observable"))]
+    );
+    assert_eq!(
+        on_line(&f, 2),
+        [
+            ("map", RK::Use, Some("src::internal::operators::map")),
+            ("filter", RK::Use, Some("src::internal::operators::map")),
+        ]
+    );
+    // A package specifier stays as written.
+    assert_eq!(on_line(&f, 3), [("x", RK::Use, Some("rxjs"))]);
+    assert_eq!(
+        on_line(&f, 4),
+        [("Default", RK::Use, Some("src::internal::operators::util"))]
+    );
+    assert_eq!(
+        on_line(&f, 5),
+        [("concat", RK::Use, Some("src::internal::operators::concat"))]
+    );
+    assert_eq!(
+        on_line(&f, 6),
+        [("merge", RK::Use, Some("src::internal::merge"))]
+    );
+    assert!(on_line(&f, 7).is_empty());
+}
+
+#[test]
+fn names_read_through_a_namespace_import_are_qualified_by_its_module() {
+    let src = "\
+import * as ns from './lib';
+export function f(v: ns.Options): ns.Result {
+  return ns.run(v, ns.LIMIT);
+}
+";
+    let f = extract_at(src, "src/a.ts");
+    assert_eq!(on_line(&f, 1), []);
+    assert_eq!(
+        on_line(&f, 2),
+        [
+            ("Options", RK::Type, Some("src::lib")),
+            ("Result", RK::Type, Some("src::lib"))
+        ]
+    );
+    assert_eq!(
+        on_line(&f, 3),
+        [
+            ("ns", RK::Path, None),
+            ("run", RK::Call, Some("src::lib")),
+            ("ns", RK::Path, None),
+            ("LIMIT", RK::Path, Some("src::lib")),
+        ]
+    );
+}
+
+#[test]
+fn uses_of_a_renamed_import_are_references_of_the_original_name() {
+    let src = "\
+const early = Sym;
+import { iterator as Sym } from '../symbol/iterator';
+export function f(x: any) {
+  return x[Sym]() + g(Sym);
+}
+function g(Sym: number) { return Sym; }
+";
+    let f = extract_at(src, "src/util/isIterable.ts");
+    // Imports are hoisted: a use before the import line is the import's too.
+    assert_eq!(on_line(&f, 1), [("iterator", RK::Path, None)]);
+    assert_eq!(
+        on_line(&f, 2),
+        [("iterator", RK::Use, Some("src::symbol::iterator"))]
+    );
+    assert_eq!(
+        on_line(&f, 4),
+        [
+            ("iterator", RK::Path, None),
+            ("g", RK::Call, None),
+            ("iterator", RK::Path, None)
+        ]
+    );
+    // A parameter of that name is a local: not a reference.
+    assert!(on_line(&f, 6).is_empty());
 }
