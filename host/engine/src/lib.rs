@@ -12,4 +12,5 @@ pub mod foreground;
 pub mod indexer;
 pub mod lang;
 pub mod model;
+pub mod precise;
 pub mod rust_lang;
