@@ -65,6 +65,8 @@ pub struct ProjectManager {
     files: std::sync::Mutex<NameCache<i64>>,
     /// Each project's file paths by id, at an index generation.
     paths: std::sync::Mutex<HashMap<i64, AtGeneration<HashMap<i64, String>>>>,
+    /// Precise mode: the SCIP indexers run after index runs and edits (ADR 0018).
+    precise: Arc<crate::precise::PreciseService>,
 }
 
 /// A value and the index generation it was read at.
@@ -186,7 +188,6 @@ impl ProjectManager {
             crate::search_cache::dependency_dir(db.path()),
         ));
         Arc::new(ProjectManager {
-            db,
             search,
             runs: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
@@ -196,7 +197,14 @@ impl ProjectManager {
             usages: std::sync::Mutex::new(NameCache::default()),
             files: std::sync::Mutex::new(NameCache::default()),
             paths: std::sync::Mutex::new(HashMap::new()),
+            precise: crate::precise::PreciseService::new(db.clone()),
+            db,
         })
+    }
+
+    /// The precise service (SCIP data, its runs and its answers).
+    pub fn precise(&self) -> &Arc<crate::precise::PreciseService> {
+        &self.precise
     }
 
     /// The index generation of a project: changes whenever its stored index changed.
@@ -393,6 +401,11 @@ impl ProjectManager {
             }
             this.bump_generation(project.id);
             let _ = tx.send(true);
+            if outcome.is_ok()
+                && let Ok(Some(row)) = this.db.project(project.id).await
+            {
+                this.precise.index_ready(&row);
+            }
         });
         rx
     }
@@ -444,6 +457,7 @@ impl ProjectManager {
         let report = indexer::refresh_files(&self.db, project, &rels).await?;
         if !report.is_empty() {
             self.bump_generation(project.id);
+            self.precise.edited(project);
         }
         let mut stamps = self.stamps.lock().unwrap_or_else(|p| p.into_inner());
         for (rel, now) in checked {
