@@ -117,7 +117,7 @@ pub fn resolve_definition(
             ));
         }
     }
-    let label = link_precision(host, &found[..found.len().min(PAGE)], &mut notes);
+    let label = link_precision(host, &found[..found.len().min(PAGE)]);
     Ok(render(host, ctx, &q, &found, offset, notes, label))
 }
 
@@ -148,32 +148,17 @@ fn precise_target(
 }
 
 /// `precise` when precise data confirms every answered workspace definition, `mixed`
-/// when some, `heuristic` when none (the first reason becomes a note).
-fn link_precision(
-    host: &(impl Host + ?Sized),
-    found: &[Found],
-    notes: &mut Vec<String>,
-) -> &'static str {
-    let mut linked = 0;
-    let mut why = None;
-    for f in found {
-        let (label, note): (String, Option<String>) = if f.krate.is_some() {
-            ("heuristic".into(), Some("a dependency's definition".to_string()))
-        } else {
-            host.precise_link(&f.sym)
-                .unwrap_or_else(|e| ("heuristic".into(), Some(e.message)))
-        };
-        if label == "precise" {
-            linked += 1;
-        } else if why.is_none() {
-            why = note;
-        }
-    }
-    if linked < found.len()
-        && let Some(w) = why
-    {
-        notes.push(format!("precision heuristic: {w}"));
-    }
+/// when some, `heuristic` when none.
+fn link_precision(host: &(impl Host + ?Sized), found: &[Found]) -> &'static str {
+    let linked = found
+        .iter()
+        .filter(|f| {
+            f.krate.is_none()
+                && host
+                    .precise_link(&f.sym)
+                    .is_ok_and(|(label, _)| label == "precise")
+        })
+        .count();
     match linked {
         0 => "heuristic",
         n if n == found.len() => "precise",
@@ -316,7 +301,7 @@ mod tests {
         let v = call(&h, json!({"symbol": "describe"}));
         assert_eq!(
             v,
-            json!({"symbol": "describe", "definition": {
+            json!({"symbol": "describe", "precision": "heuristic", "definition": {
                 "qualified_name": "demo::util::describe", "kind": "function",
                 "file_path": "src/util.rs", "start_line": 6, "end_line": 8,
                 "signature": "pub fn describe(area: f64) -> String",

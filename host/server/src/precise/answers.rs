@@ -45,6 +45,7 @@ pub struct Freshness {
 }
 
 pub const EDITED: &str = "edited since the precise run";
+const OFF: &str = "precise mode is off (SCRYER_PRECISE=off)";
 pub const ADDED: &str = "added since the precise run";
 
 /// One precise usage site, with what the heuristic knows about the same place.
@@ -70,10 +71,12 @@ pub struct PreciseUsages {
 }
 
 impl PreciseUsages {
+    /// No precise data: `note` says why, except when precise mode is off (every answer
+    /// would say the same; the status says it once).
     fn heuristic(note: String) -> PreciseUsages {
         PreciseUsages {
             precision: "heuristic",
-            note: Some(note),
+            note: (note != OFF).then_some(note),
             ..Default::default()
         }
     }
@@ -162,7 +165,7 @@ async fn link(
 ) -> Result<Link> {
     let service = pm.precise();
     if service.mode() == PreciseMode::Off {
-        return Ok(Link::Not("precise mode is off (SCRYER_PRECISE=off)".into()));
+        return Ok(Link::Not(OFF.into()));
     }
     service.ensure(project);
     let Some(def) = definition_row(pm, project, file, start_line, name).await? else {
@@ -326,7 +329,7 @@ pub async fn definitions_at(
 ) -> Result<std::result::Result<Vec<SymbolRow>, String>> {
     let service = pm.precise();
     if service.mode() == PreciseMode::Off {
-        return Ok(Err("precise mode is off (SCRYER_PRECISE=off)".into()));
+        return Ok(Err(OFF.into()));
     }
     let freshness = service
         .freshness(project.id, pm.generation(project.id))
