@@ -495,8 +495,7 @@ async fn insert_rows(
 ) -> Result<()> {
     let row = format!("({})", vec!["?"; columns].join(", "));
     let mut full: Option<turso::Statement> = None;
-    let mut chunks = values.chunks(columns * ROWS_PER_INSERT).peekable();
-    while let Some(chunk) = chunks.next() {
+    for chunk in values.chunks(columns * ROWS_PER_INSERT) {
         let rows = chunk.len() / columns;
         if rows == ROWS_PER_INSERT {
             if full.is_none() {

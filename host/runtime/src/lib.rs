@@ -44,8 +44,8 @@ pub mod wit {
     pub use crate::bindings::scryer::router::docs::{DecisionRow, Document};
     pub use crate::bindings::scryer::router::git::{ChangedFile, Commit, RepoState};
     pub use crate::bindings::scryer::router::index::{
-        Edge, FallbackFile, IndexFacts, PreciseLinkState, PreciseTarget, PreciseUsageSet, ReferenceSite,
-        Symbol,
+        Edge, FallbackFile, IndexFacts, PreciseLinkState, PreciseTarget, PreciseUsageSet,
+        ReferenceSite, Symbol,
     };
     pub use crate::bindings::scryer::router::log::Level;
     pub use crate::bindings::scryer::router::projects::{

@@ -96,6 +96,9 @@ pub struct PreciseStatus {
     pub note: Option<String>,
 }
 
+/// A project's freshness and the (index, precise) generations it was computed at.
+type FreshnessAt = ((u64, u64), Arc<Freshness>);
+
 #[derive(Default)]
 struct ProjectEntry {
     languages: BTreeMap<PreciseLanguage, LangStatus>,
@@ -117,7 +120,7 @@ pub struct PreciseService {
     wake: Notify,
     /// Bumped whenever stored precise data changes (caches key on it).
     generation: std::sync::atomic::AtomicU64,
-    freshness: Mutex<HashMap<i64, ((u64, u64), Arc<Freshness>)>>,
+    freshness: Mutex<HashMap<i64, FreshnessAt>>,
     started: std::sync::Once,
     /// One run or import at a time per daemon.
     run_lock: tokio::sync::Mutex<()>,

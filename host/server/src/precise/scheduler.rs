@@ -247,6 +247,7 @@ pub(crate) async fn ingest(
     let lang = PreciseLanguage::named(&run.language).context("unknown language")?;
     let root = Path::new(&project.root).to_path_buf();
     let mut writer = service.db().precise_begin(project.id, run).await?;
+    let mut stored_paths: std::collections::HashSet<String> = Default::default();
     let mut store = async |d: ScipDocument| -> Result<()> {
         let Some(rel) = document_path(&d.path) else {
             return Ok(());
@@ -276,6 +277,7 @@ pub(crate) async fn ingest(
                 enclosing: o.enclosing,
             })
             .collect();
+        stored_paths.insert(rel.clone());
         writer.add_document(rel, hash, occurrences).await
     };
     if let Some(d) = pending_doc {
@@ -287,6 +289,19 @@ pub(crate) async fn ingest(
         }
     }
     reader.await.context("the index reader panicked")??;
+    // A file the indexer saw but reported nothing for (code its build configuration
+    // leaves out, e.g. inactive `cfg`) is covered all the same: the compiler's view of it
+    // at that content is "no usages", not "unknown".
+    let mut unseen: Vec<(&String, &String)> = hashes
+        .iter()
+        .filter(|(p, _)| !stored_paths.contains(*p))
+        .collect();
+    unseen.sort();
+    for (path, hash) in unseen {
+        writer
+            .add_document(path.clone(), hash.clone(), Vec::new())
+            .await?;
+    }
     let stored = writer.finish().await?;
     service.bump();
     service.forget(project.id);
