@@ -97,6 +97,7 @@ async fn find_references_answers_exactly_in_all_three_views() {
                 site("src/util.rs", 11, 5, "call", "demo::util::twice", "describe(2.0)"),
             ],
             "complete": true,
+            "precision": "heuristic",
         })
     );
 

@@ -63,7 +63,7 @@ async fn resolve_definition_points_at_the_definition() {
             .await;
         assert_eq!(
             v,
-            json!({"symbol": written, "definition": describe}),
+            json!({"symbol": written, "precision": "heuristic", "definition": describe}),
             "{written}"
         );
     }

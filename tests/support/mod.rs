@@ -198,6 +198,9 @@ impl Scryer {
                     // The test's own plugin home: a user's installed plugins never
                     // reach a test run (a test may still pass its own).
                     .env("SCRYER_CONFIG_DIR", state.path().join("config"))
+                    // Precise mode runs real indexers in the background: only the suites
+                    // about it (tests/precise.rs) turn it on.
+                    .env("SCRYER_PRECISE", "off")
                     .current_dir(state.path());
                 for (k, v) in env {
                     cmd.env(k, v);

@@ -71,6 +71,7 @@ pub(crate) async fn run(args: DoctorArgs) -> Result<()> {
     check_compile_cache(args.compile_cache.as_deref(), &mut f);
     check_plugins(args.compile_cache.clone(), &args.plugin_home, &mut f).await;
     check_clients(&mut f);
+    check_precise(&mut f);
     let width = f.0.iter().map(|x| x.area.len()).max().unwrap_or(0);
     for x in &f.0 {
         let tag = match x.level {
@@ -88,6 +89,32 @@ pub(crate) async fn run(args: DoctorArgs) -> Result<()> {
     }
     println!("healthy ({warns} warning(s))");
     Ok(())
+}
+
+/// Which SCIP indexers precise mode finds (ADR 0018), and how to install the missing
+/// ones. A missing indexer is a warning: answers for that language stay heuristic.
+fn check_precise(f: &mut Findings) {
+    use scryer_engine::precise::{Detection, PreciseLanguage, PreciseMode, detect};
+    if PreciseMode::from_env() == PreciseMode::Off {
+        f.ok(
+            "precise",
+            "off (SCRYER_PRECISE=off): answers come from the tree-sitter index only",
+        );
+        return;
+    }
+    for language in PreciseLanguage::ALL {
+        let area = format!("precise {}", language.name());
+        match detect(language) {
+            Detection::Found(i) => f.ok(area, format!("{} ({})", i.command.join(" "), i.version)),
+            Detection::Missing { reason, .. } => f.warn(
+                area,
+                format!(
+                    "{reason}; {} answers stay heuristic until it is installed",
+                    language.name()
+                ),
+            ),
+        }
+    }
 }
 
 /// The running daemon of this database, if any; returns its pid.

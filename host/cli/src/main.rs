@@ -38,6 +38,7 @@ mod daemon;
 mod doctor;
 mod init;
 mod plugin_cmd;
+mod precise_cmd;
 mod report;
 mod serve;
 
@@ -117,6 +118,11 @@ enum Command {
     Index {
         /// The project root.
         path: PathBuf,
+    },
+    /// Precise mode (SCIP indexes): import one built elsewhere.
+    Precise {
+        #[command(subcommand)]
+        command: precise_cmd::PreciseCommand,
     },
     /// Measured usage per tool: calls, errors, tokens, truncation, latency, follow-ups.
     Report {
@@ -321,6 +327,7 @@ fn run() -> Result<()> {
                 daemon::run(&cli, &cli.db.clone().unwrap_or_else(default_db), command).await
             }
             Command::Index { path } => daemon::index(&cli, path).await,
+            Command::Precise { command } => precise_cmd::run(&cli, command).await,
             Command::Report {
                 since,
                 project,

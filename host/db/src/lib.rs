@@ -9,6 +9,7 @@ mod decisions;
 mod deps;
 mod edges;
 mod file_rows;
+mod precise;
 mod row_diff;
 mod schema;
 mod search_rows;
@@ -17,6 +18,7 @@ mod telemetry;
 pub use decisions::*;
 pub use deps::*;
 pub use edges::*;
+pub use precise::*;
 pub use search_rows::{RowOrder, SearchRow};
 pub use telemetry::*;
 
@@ -35,6 +37,7 @@ fn deletions_for_project() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     out.extend(decisions::PROJECT_DELETIONS);
     out.extend(deps::PROJECT_DELETIONS);
+    out.extend(precise::PROJECT_DELETIONS);
     out
 }
 
@@ -453,7 +456,7 @@ impl Db {
                 conn.execute(stmt, ()).await?;
             }
         }
-        if stored.is_some_and(|v| v < SCHEMA_VERSION) {
+        if stored.is_some_and(|v| v < schema::EXTRACTION_VERSION) {
             // Older rows lack what this version extracts (graph edges since 2): an empty
             // hash never matches, so every file is re-extracted by the next run.
             conn.execute("UPDATE source_file SET content_hash = ''", ())

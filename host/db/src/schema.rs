@@ -7,7 +7,14 @@
 /// 2: graph edges. 3: `Self` inside an impl is stored under the impl's type name.
 /// 4: per-file rows are numbered within their file (`file_rows`); older rows are not,
 /// so a database from before 4 loses its stored index at open and is indexed again.
-pub const SCHEMA_VERSION: i64 = 4;
+/// 5: the precise tables (`precise.rs`, ADR 0018); added empty, nothing is re-extracted.
+/// 6: Python and TypeScript imports and module-qualified uses are references (ADR 0019).
+pub const SCHEMA_VERSION: i64 = 6;
+
+/// The last version that changed what the indexer extracts per file: a database from
+/// before it forgets its file hashes at open (a later version that only adds tables
+/// leaves them).
+pub const EXTRACTION_VERSION: i64 = 6;
 
 pub const STATEMENTS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -83,5 +90,6 @@ pub fn all_statements() -> impl Iterator<Item = &'static str> {
         .chain(crate::deps::SCHEMA)
         .chain(crate::decisions::SCHEMA)
         .chain(crate::telemetry::SCHEMA)
+        .chain(crate::precise::SCHEMA)
         .copied()
 }

@@ -14,6 +14,7 @@ pub mod foreground;
 pub mod indexer;
 pub mod lang;
 pub mod model;
+pub mod precise;
 pub mod rust_lang;
 pub mod safe_fs;
 pub mod walk;

@@ -4,14 +4,14 @@
 //!
 //! Every released WIT version is linked (ADR 0008):
 //!
-//! - `v0_3` binds the newest version, `wit/v0.3`. Its Rust types are the host's types,
+//! - `v0_4` binds the newest version, `wit/v0.4`. Its Rust types are the host's types,
 //!   and its `Host` traits are what [`CallState`] implements.
-//! - `v0_2` and `v0_1` bind only the *export* of their version (the `plugin` interface a
-//!   router exports); every interface they use is mapped onto the `v0_3` modules with
+//! - `v0_3`, `v0_2` and `v0_1` bind only the *export* of their version (the `plugin` interface a
+//!   router exports); every interface they use is mapped onto the `v0_4` modules with
 //!   `with`, so an older router is described and called with the same Rust types.
 //!
 //! An older component's imports (`scryer:router/index@0.1.0`, ...) are linked with the
-//! `v0_3` functions under the older names (see `capabilities::linker_for`): every
+//! `v0_4` functions under the older names (see `capabilities::linker_for`): every
 //! version only added interfaces and functions, an older component imports a subset of
 //! them, and the component model checks types structurally, so the same implementation
 //! satisfies all. wasmtime's semver matching cannot do this for us: for 0.x versions
@@ -25,10 +25,27 @@ use crate::{CallScope, HostServices};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod v0_4 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.4",
+        world: "scryer-host",
+    });
+}
+
 pub mod v0_3 {
     wasmtime::component::bindgen!({
         path: "../../wit/v0.3",
-        world: "scryer-host",
+        world: "router",
+        with: {
+            "scryer:router/types@0.3.0": crate::bindings::v0_4::scryer::router::types,
+            "scryer:router/index@0.3.0": crate::bindings::v0_4::scryer::router::index,
+            "scryer:router/files@0.3.0": crate::bindings::v0_4::scryer::router::files,
+            "scryer:router/tokens@0.3.0": crate::bindings::v0_4::scryer::router::tokens,
+            "scryer:router/log@0.3.0": crate::bindings::v0_4::scryer::router::log,
+            "scryer:router/dependencies@0.3.0": crate::bindings::v0_4::scryer::router::dependencies,
+            "scryer:router/search@0.3.0": crate::bindings::v0_4::scryer::router::search,
+            "scryer:router/docs@0.3.0": crate::bindings::v0_4::scryer::router::docs,
+        },
     });
 }
 
@@ -37,14 +54,14 @@ pub mod v0_2 {
         path: "../../wit/v0.2",
         world: "router",
         with: {
-            "scryer:router/types@0.2.0": crate::bindings::v0_3::scryer::router::types,
-            "scryer:router/index@0.2.0": crate::bindings::v0_3::scryer::router::index,
-            "scryer:router/files@0.2.0": crate::bindings::v0_3::scryer::router::files,
-            "scryer:router/tokens@0.2.0": crate::bindings::v0_3::scryer::router::tokens,
-            "scryer:router/log@0.2.0": crate::bindings::v0_3::scryer::router::log,
-            "scryer:router/dependencies@0.2.0": crate::bindings::v0_3::scryer::router::dependencies,
-            "scryer:router/search@0.2.0": crate::bindings::v0_3::scryer::router::search,
-            "scryer:router/docs@0.2.0": crate::bindings::v0_3::scryer::router::docs,
+            "scryer:router/types@0.2.0": crate::bindings::v0_4::scryer::router::types,
+            "scryer:router/index@0.2.0": crate::bindings::v0_4::scryer::router::index,
+            "scryer:router/files@0.2.0": crate::bindings::v0_4::scryer::router::files,
+            "scryer:router/tokens@0.2.0": crate::bindings::v0_4::scryer::router::tokens,
+            "scryer:router/log@0.2.0": crate::bindings::v0_4::scryer::router::log,
+            "scryer:router/dependencies@0.2.0": crate::bindings::v0_4::scryer::router::dependencies,
+            "scryer:router/search@0.2.0": crate::bindings::v0_4::scryer::router::search,
+            "scryer:router/docs@0.2.0": crate::bindings::v0_4::scryer::router::docs,
         },
     });
 }
@@ -54,20 +71,20 @@ pub mod v0_1 {
         path: "../../wit/v0.1",
         world: "router",
         with: {
-            "scryer:router/types@0.1.0": crate::bindings::v0_3::scryer::router::types,
-            "scryer:router/index@0.1.0": crate::bindings::v0_3::scryer::router::index,
-            "scryer:router/files@0.1.0": crate::bindings::v0_3::scryer::router::files,
-            "scryer:router/tokens@0.1.0": crate::bindings::v0_3::scryer::router::tokens,
-            "scryer:router/log@0.1.0": crate::bindings::v0_3::scryer::router::log,
-            "scryer:router/dependencies@0.1.0": crate::bindings::v0_3::scryer::router::dependencies,
-            "scryer:router/search@0.1.0": crate::bindings::v0_3::scryer::router::search,
-            "scryer:router/docs@0.1.0": crate::bindings::v0_3::scryer::router::docs,
+            "scryer:router/types@0.1.0": crate::bindings::v0_4::scryer::router::types,
+            "scryer:router/index@0.1.0": crate::bindings::v0_4::scryer::router::index,
+            "scryer:router/files@0.1.0": crate::bindings::v0_4::scryer::router::files,
+            "scryer:router/tokens@0.1.0": crate::bindings::v0_4::scryer::router::tokens,
+            "scryer:router/log@0.1.0": crate::bindings::v0_4::scryer::router::log,
+            "scryer:router/dependencies@0.1.0": crate::bindings::v0_4::scryer::router::dependencies,
+            "scryer:router/search@0.1.0": crate::bindings::v0_4::scryer::router::search,
+            "scryer:router/docs@0.1.0": crate::bindings::v0_4::scryer::router::docs,
         },
     });
 }
 
-pub use v0_3::scryer;
-use v0_3::scryer::router::{
+pub use v0_4::scryer;
+use v0_4::scryer::router::{
     catalog, dependencies, docs, docs_write, files, git, index, log, projects, search, tokens,
     types,
 };
@@ -78,11 +95,17 @@ pub enum WitVersion {
     V0_1,
     V0_2,
     V0_3,
+    V0_4,
 }
 
 impl WitVersion {
     /// Oldest first.
-    pub const ALL: [WitVersion; 3] = [WitVersion::V0_1, WitVersion::V0_2, WitVersion::V0_3];
+    pub const ALL: [WitVersion; 4] = [
+        WitVersion::V0_1,
+        WitVersion::V0_2,
+        WitVersion::V0_3,
+        WitVersion::V0_4,
+    ];
 
     /// The exact version string interfaces are named with (`index@0.1.0`).
     pub fn as_str(self) -> &'static str {
@@ -90,6 +113,7 @@ impl WitVersion {
             WitVersion::V0_1 => "0.1.0",
             WitVersion::V0_2 => "0.2.0",
             WitVersion::V0_3 => "0.3.0",
+            WitVersion::V0_4 => "0.4.0",
         }
     }
 
@@ -125,7 +149,7 @@ impl WitVersion {
             .find(|n| n.starts_with("scryer:router/plugin"))
             .ok_or_else(|| {
                 format!(
-                    "it does not export `scryer:router/plugin` (exports: {}); build it against wit/v0.3 with the SDK's export_router!",
+                    "it does not export `scryer:router/plugin` (exports: {}); build it against wit/v0.4 with the SDK's export_router!",
                     if exports.is_empty() { "none".to_string() } else { exports.join(", ") }
                 )
             })?;
@@ -145,14 +169,16 @@ impl WitVersion {
 pub(crate) enum RouterPre {
     V0_1(v0_1::RouterPre<CallState>),
     V0_2(v0_2::RouterPre<CallState>),
-    V0_3(v0_3::ScryerHostPre<CallState>),
+    V0_3(v0_3::RouterPre<CallState>),
+    V0_4(v0_4::ScryerHostPre<CallState>),
 }
 
 /// One instance of a router component.
 pub(crate) enum RouterInstance {
     V0_1(v0_1::Router),
     V0_2(v0_2::Router),
-    V0_3(v0_3::ScryerHost),
+    V0_3(v0_3::Router),
+    V0_4(v0_4::ScryerHost),
 }
 
 impl RouterPre {
@@ -160,7 +186,8 @@ impl RouterPre {
         Ok(match version {
             WitVersion::V0_1 => RouterPre::V0_1(v0_1::RouterPre::new(pre)?),
             WitVersion::V0_2 => RouterPre::V0_2(v0_2::RouterPre::new(pre)?),
-            WitVersion::V0_3 => RouterPre::V0_3(v0_3::ScryerHostPre::new(pre)?),
+            WitVersion::V0_3 => RouterPre::V0_3(v0_3::RouterPre::new(pre)?),
+            WitVersion::V0_4 => RouterPre::V0_4(v0_4::ScryerHostPre::new(pre)?),
         })
     }
 
@@ -172,6 +199,7 @@ impl RouterPre {
             RouterPre::V0_1(pre) => RouterInstance::V0_1(pre.instantiate(store)?),
             RouterPre::V0_2(pre) => RouterInstance::V0_2(pre.instantiate(store)?),
             RouterPre::V0_3(pre) => RouterInstance::V0_3(pre.instantiate(store)?),
+            RouterPre::V0_4(pre) => RouterInstance::V0_4(pre.instantiate(store)?),
         })
     }
 }
@@ -185,6 +213,7 @@ impl RouterInstance {
             RouterInstance::V0_1(i) => i.scryer_router_plugin().call_describe(store),
             RouterInstance::V0_2(i) => i.scryer_router_plugin().call_describe(store),
             RouterInstance::V0_3(i) => i.scryer_router_plugin().call_describe(store),
+            RouterInstance::V0_4(i) => i.scryer_router_plugin().call_describe(store),
         }
     }
 
@@ -203,6 +232,9 @@ impl RouterInstance {
                 .scryer_router_plugin()
                 .call_call(store, tool, arguments, context),
             RouterInstance::V0_3(i) => i
+                .scryer_router_plugin()
+                .call_call(store, tool, arguments, context),
+            RouterInstance::V0_4(i) => i
                 .scryer_router_plugin()
                 .call_call(store, tool, arguments, context),
         }
@@ -296,6 +328,33 @@ impl index::Host for CallState {
 
     fn edges_to(&mut self, name: String) -> Result<Vec<index::Edge>, types::CallError> {
         self.in_host(|host, scope| host.edges_to(scope, &name))
+    }
+
+    fn precise_usages(
+        &mut self,
+        file_path: String,
+        start_line: u32,
+        name: String,
+    ) -> Result<index::PreciseUsageSet, types::CallError> {
+        self.in_host(|host, scope| host.precise_usages(scope, &file_path, start_line, &name))
+    }
+
+    fn precise_link(
+        &mut self,
+        file_path: String,
+        start_line: u32,
+        name: String,
+    ) -> Result<index::PreciseLinkState, types::CallError> {
+        self.in_host(|host, scope| host.precise_link(scope, &file_path, start_line, &name))
+    }
+
+    fn precise_definitions_at(
+        &mut self,
+        file_path: String,
+        line: u32,
+        name: String,
+    ) -> Result<index::PreciseTarget, types::CallError> {
+        self.in_host(|host, scope| host.precise_definitions_at(scope, &file_path, line, &name))
     }
 }
 
@@ -428,6 +487,13 @@ impl projects::Host for CallState {
     ) -> Result<Vec<projects::ToolUsage>, types::CallError> {
         self.in_host(|host, scope| host.usage(scope, project.as_deref(), since_hours))
     }
+
+    fn precise_status(
+        &mut self,
+        project: String,
+    ) -> Result<projects::PreciseStage, types::CallError> {
+        self.in_host(|host, scope| host.precise_status(scope, &project))
+    }
 }
 
 impl git::Host for CallState {
@@ -481,7 +547,8 @@ mod tests {
             Some(WitVersion::V0_2)
         );
         assert_eq!(WitVersion::compatible_with("0.3.0"), Some(WitVersion::V0_3));
-        assert_eq!(WitVersion::compatible_with("0.4.0"), None);
+        assert_eq!(WitVersion::compatible_with("0.4.0"), Some(WitVersion::V0_4));
+        assert_eq!(WitVersion::compatible_with("0.5.0"), None);
         assert_eq!(WitVersion::compatible_with("1.1.0"), None);
         assert_eq!(WitVersion::compatible_with("x"), None);
     }
@@ -501,9 +568,13 @@ mod tests {
             WitVersion::of_exports(&exports(&["scryer:router/plugin@0.3.0"])),
             Ok(WitVersion::V0_3)
         );
+        assert_eq!(
+            WitVersion::of_exports(&exports(&["scryer:router/plugin@0.4.0"])),
+            Ok(WitVersion::V0_4)
+        );
         let e = WitVersion::of_exports(&exports(&["scryer:router/plugin@0.9.0"])).unwrap_err();
         assert!(
-            e.contains("0.9.0") && e.contains("0.1.0, 0.2.0 and 0.3.0"),
+            e.contains("0.9.0") && e.contains("0.1.0, 0.2.0, 0.3.0 and 0.4.0"),
             "{e}"
         );
         let e = WitVersion::of_exports(&exports(&["wasi:cli/run@0.2.0"])).unwrap_err();

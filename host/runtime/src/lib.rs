@@ -43,9 +43,14 @@ pub mod wit {
     pub use crate::bindings::scryer::router::dependencies::{DependencySymbol, LockedCrate};
     pub use crate::bindings::scryer::router::docs::{DecisionRow, Document};
     pub use crate::bindings::scryer::router::git::{ChangedFile, Commit, RepoState};
-    pub use crate::bindings::scryer::router::index::{Edge, IndexFacts, ReferenceSite, Symbol};
+    pub use crate::bindings::scryer::router::index::{
+        Edge, FallbackFile, IndexFacts, PreciseLinkState, PreciseTarget, PreciseUsageSet,
+        ReferenceSite, Symbol,
+    };
     pub use crate::bindings::scryer::router::log::Level;
-    pub use crate::bindings::scryer::router::projects::{ProjectStatus, ToolUsage};
+    pub use crate::bindings::scryer::router::projects::{
+        PreciseLanguage, PreciseStage, ProjectStatus, ToolUsage,
+    };
     pub use crate::bindings::scryer::router::search::{SearchHit, SearchPage, SearchScope};
     pub use crate::bindings::scryer::router::types::{
         CallContext, CallError, CallResult, ItemBudget, OutputFormat, PluginDescription, Project,
@@ -53,7 +58,7 @@ pub mod wit {
     };
     /// The newest WIT package version this host implements (every older released one is
     /// linked too, see [`crate::WitVersion`]).
-    pub const VERSION: &str = "0.3.0";
+    pub const VERSION: &str = "0.4.0";
 }
 
 /// Who is calling, as far as host services need to know: which plugin, for which
@@ -109,6 +114,62 @@ pub trait HostServices: Send + Sync + 'static {
         file_path: &str,
     ) -> Result<bool, wit::CallError>;
     fn index_facts(&self, scope: &CallScope) -> Result<wit::IndexFacts, wit::CallError>;
+    /// Since WIT 0.4: a definition's usages from precise (SCIP) data. By default there
+    /// is none, and the answer says so.
+    fn precise_usages(
+        &self,
+        _scope: &CallScope,
+        _file_path: &str,
+        _start_line: u32,
+        _name: &str,
+    ) -> Result<wit::PreciseUsageSet, wit::CallError> {
+        Ok(wit::PreciseUsageSet {
+            precision: "heuristic".into(),
+            sites: Vec::new(),
+            fallback_files: Vec::new(),
+            note: Some("this host keeps no precise data".into()),
+        })
+    }
+    /// Since WIT 0.4: whether a definition is linked to precise data.
+    fn precise_link(
+        &self,
+        _scope: &CallScope,
+        _file_path: &str,
+        _start_line: u32,
+        _name: &str,
+    ) -> Result<wit::PreciseLinkState, wit::CallError> {
+        Ok(wit::PreciseLinkState {
+            precision: "heuristic".into(),
+            note: Some("this host keeps no precise data".into()),
+        })
+    }
+    /// Since WIT 0.4: what a written site refers to, by precise data.
+    fn precise_definitions_at(
+        &self,
+        _scope: &CallScope,
+        _file_path: &str,
+        _line: u32,
+        _name: &str,
+    ) -> Result<wit::PreciseTarget, wit::CallError> {
+        Ok(wit::PreciseTarget {
+            precision: "heuristic".into(),
+            definitions: Vec::new(),
+            note: Some("this host keeps no precise data".into()),
+        })
+    }
+    /// Since WIT 0.4: a project's precise stage.
+    fn precise_status(
+        &self,
+        _scope: &CallScope,
+        _project: &str,
+    ) -> Result<wit::PreciseStage, wit::CallError> {
+        Ok(wit::PreciseStage {
+            state: "off".into(),
+            languages: Vec::new(),
+            stale_files: 0,
+            note: Some("this host keeps no precise data".into()),
+        })
+    }
     fn read_lines(
         &self,
         scope: &CallScope,

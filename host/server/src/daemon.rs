@@ -212,6 +212,9 @@ pub enum Op {
     Usage,
     /// Index a directory now and answer when the run ends (`scryer index`).
     Index,
+    /// Store a SCIP index built elsewhere (`scryer precise import`; ADR 0018): `path` is
+    /// the index file, `project` or `cwd` the project.
+    PreciseImport,
 }
 
 /// Session options as `scryer serve` flags spell them.
@@ -336,6 +339,8 @@ pub struct Reply {
     pub usage: Option<UsageReply>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed: Option<IndexReply>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<crate::precise::ImportReply>,
 }
 
 impl Reply {
@@ -821,6 +826,19 @@ async fn connection(shared: Arc<Shared>, stream: UnixStream) {
                 Ok(p) => Reply {
                     ok: true,
                     indexed: Some(p),
+                    ..Reply::default()
+                },
+                Err(e) => Reply::error(format!("{e:#}")),
+            };
+            let _ = write_json_line(&mut w, &reply).await;
+        }
+        Op::PreciseImport => {
+            shared.sessions.send_modify(|n| *n += 1);
+            let _counted = SessionGuard(&shared.sessions);
+            let reply = match shared.server.precise_import(&hello).await {
+                Ok(r) => Reply {
+                    ok: true,
+                    imported: Some(r),
                     ..Reply::default()
                 },
                 Err(e) => Reply::error(format!("{e:#}")),

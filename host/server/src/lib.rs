@@ -20,6 +20,7 @@ mod mcp;
 pub mod order;
 mod paths;
 mod plugin_watch;
+pub mod precise;
 mod projects;
 mod registry;
 mod search_cache;
@@ -409,6 +410,22 @@ impl Server {
     /// The MCP handler for one session.
     pub fn mcp_session(&self, session: u64) -> McpSession {
         McpSession::new(self.clone(), session)
+    }
+
+    /// Stores a SCIP index built elsewhere (`scryer precise import`): `hello.path` is the
+    /// index file, `hello.project` (else `hello.cwd`) picks the project.
+    pub async fn precise_import(&self, hello: &daemon::Hello) -> Result<precise::ImportReply> {
+        let index = hello
+            .path
+            .as_deref()
+            .context("precise import needs the path of a SCIP index")?;
+        precise::import_index(
+            &self.core.projects,
+            hello.project.as_deref(),
+            hello.cwd.as_deref(),
+            index,
+        )
+        .await
     }
 
     /// Indexes a directory now and waits for the run (the `scryer index` command).

@@ -71,6 +71,8 @@ pub struct ProjectManager {
     /// What the last run and later refreshes found and left out (links leaving the root,
     /// files too large), per project: the facts answers report.
     skipped: std::sync::Mutex<HashMap<i64, Skipped>>,
+    /// Precise mode: the SCIP indexers run after index runs and edits (ADR 0018).
+    precise: Arc<crate::precise::PreciseService>,
 }
 
 /// The answer of a registration in flight: `None` until it is known.
@@ -195,7 +197,6 @@ impl ProjectManager {
             crate::search_cache::dependency_dir(db.path()),
         ));
         Arc::new(ProjectManager {
-            db,
             search,
             runs: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
@@ -207,7 +208,14 @@ impl ProjectManager {
             paths: std::sync::Mutex::new(HashMap::new()),
             registering: std::sync::Mutex::new(HashMap::new()),
             skipped: std::sync::Mutex::new(HashMap::new()),
+            precise: crate::precise::PreciseService::new(db.clone()),
+            db,
         })
+    }
+
+    /// The precise service (SCIP data, its runs and its answers).
+    pub fn precise(&self) -> &Arc<crate::precise::PreciseService> {
+        &self.precise
     }
 
     /// What the index of `project_id` leaves out, as far as runs and refreshes saw.
@@ -543,6 +551,11 @@ impl ProjectManager {
             }
             this.bump_generation(project.id);
             let _ = tx.send(true);
+            if outcome.is_ok()
+                && let Ok(Some(row)) = this.db.project(project.id).await
+            {
+                this.precise.index_ready(&row);
+            }
         });
         rx
     }
@@ -595,6 +608,7 @@ impl ProjectManager {
         self.note_refresh(project.id, &report);
         if !report.is_empty() {
             self.bump_generation(project.id);
+            self.precise.edited(project);
         }
         let mut stamps = self.stamps.lock().unwrap_or_else(|p| p.into_inner());
         for (rel, now) in checked {

@@ -135,6 +135,39 @@ fn usage_json(u: &scryer_plugin_sdk::host::ToolUsage) -> Value {
     })
 }
 
+/// A project's precise stage (WIT 0.4): `precise` holds no nested object, so a reader
+/// finds its `state` at once; the per-language detail is `precise_languages`.
+fn add_precise<H: Host + ?Sized>(host: &H, body: &mut Value, project: &str) {
+    let Ok(p) = host.precise_status(project) else {
+        return;
+    };
+    body["precise"] = json!({
+        "state": p.state,
+        "stale_files": if p.stale_files > 0 { Some(p.stale_files) } else { None },
+        "note": p.note,
+    });
+    if !p.languages.is_empty() {
+        body["precise_languages"] = json!(
+            p.languages
+                .iter()
+                .map(|l| json!({
+                    "language": l.language,
+                    "state": l.state,
+                    "indexer": l.indexer,
+                    "indexer_version": l.indexer_version,
+                    "source": l.source,
+                    "files": l.files,
+                    "occurrences": l.occurrences,
+                    "duration_ms": l.duration_ms,
+                    "indexer_peak_rss_kb": l.peak_rss_kb,
+                    "finished_at": l.finished_at,
+                    "error": l.error,
+                }))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
 fn status_json(s: &Status) -> Value {
     let progress = (s.state == "building" && s.files_total > 0).then(|| {
         format!(
@@ -202,11 +235,23 @@ fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolR
         "get_indexing_status" => {
             let selector = args.opt_str("project")?.or_else(|| ctx.project.clone());
             match selector {
-                Some(p) => Ok(to_compact_json(&status_json(&host.project_status(&p)?))),
+                Some(p) => {
+                    let s = host.project_status(&p)?;
+                    let mut body = status_json(&s);
+                    add_precise(host, &mut body, &s.slug);
+                    Ok(to_compact_json(&body))
+                }
                 None => {
                     let all = host.list_projects()?;
-                    let mut body =
-                        json!({"projects": all.iter().map(status_json).collect::<Vec<_>>()});
+                    let entries: Vec<Value> = all
+                        .iter()
+                        .map(|s| {
+                            let mut v = status_json(s);
+                            add_precise(host, &mut v, &s.slug);
+                            v
+                        })
+                        .collect();
+                    let mut body = json!({ "projects": entries });
                     if all.is_empty() {
                         body["notes"] = json!([
                             "no project is registered yet: call index_workspace(path) first"

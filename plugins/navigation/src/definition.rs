@@ -9,7 +9,7 @@ use scryer_plugin_sdk::args::Args;
 use scryer_plugin_sdk::attribution::file_matches;
 use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::host::{Ctx, Host};
-use scryer_plugin_sdk::{ToolResult, to_compact_json};
+use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
 use crate::lookup::{self, Detail, Found, PAGE, SymbolQuery};
@@ -23,10 +23,25 @@ pub fn resolve_definition(
         args,
         "the symbol to locate: a name (`spawn`), `Type::method`, `crate::path::name` or `a.b.name`",
     )?;
+    let mut q = q;
     let offset = args.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize;
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
-    let ws = lookup::workspace(host, &q)?;
     let mut notes: Vec<String> = Vec::new();
+    if let Some(line) = args.opt_int("line", 1, i64::from(u32::MAX))? {
+        let Some(fp) = q.file_path.take() else {
+            return Err(ToolError::invalid(
+                "`line` needs `file_path`: the file where the symbol is written on that line",
+            ));
+        };
+        match precise_target(host, &fp, line as u32, &q.name) {
+            Ok(found) => return Ok(render(host, ctx, &q, &found, offset, notes, "precise")),
+            // The usage's file does not narrow a lookup by name.
+            Err(why) => notes.push(format!(
+                "precision heuristic: {why}; answered by name instead of by the site at {fp}:{line}"
+            )),
+        }
+    }
+    let ws = lookup::workspace(host, &q)?;
 
     let narrowed: Vec<Found> = match &q.file_path {
         Some(fp) => ws
@@ -42,6 +57,7 @@ pub fn resolve_definition(
         let others: Vec<_> = ws.workspace.iter().map(|f| f.sym.clone()).collect();
         let body = json!({
             "symbol": q.text,
+            "precision": "heuristic",
             "notice": format!(
                 "`{}` is defined {} time(s), none in {}: {}",
                 q.text,
@@ -69,6 +85,7 @@ pub fn resolve_definition(
         if found.is_empty() {
             let mut body = json!({
                 "symbol": q.text,
+                "precision": "heuristic",
                 "notice": lookup::unknown_name_reason(host, &q, &project, &ws.same_name, &deps.notes),
             });
             if !ws.same_name.is_empty() {
@@ -100,7 +117,53 @@ pub fn resolve_definition(
             ));
         }
     }
-    Ok(render(host, ctx, &q, &found, offset, notes))
+    let label = link_precision(host, &found[..found.len().min(PAGE)]);
+    Ok(render(host, ctx, &q, &found, offset, notes, label))
+}
+
+/// The definitions precise data gives for the site of `name` on `line` of `file_path`,
+/// or why it cannot.
+fn precise_target(
+    host: &(impl Host + ?Sized),
+    file_path: &str,
+    line: u32,
+    name: &str,
+) -> Result<Vec<Found>, String> {
+    let t = host
+        .precise_definitions_at(file_path, line, name)
+        .map_err(|e| format!("precise data could not be read: {}", e.message))?;
+    if t.precision != "precise" || t.definitions.is_empty() {
+        return Err(t
+            .note
+            .unwrap_or_else(|| "no precise data for that site".into()));
+    }
+    Ok(t.definitions
+        .into_iter()
+        .map(|sym| Found {
+            sym,
+            matched: lookup::Match::Exact,
+            krate: None,
+        })
+        .collect())
+}
+
+/// `precise` when precise data confirms every answered workspace definition, `mixed`
+/// when some, `heuristic` when none.
+fn link_precision(host: &(impl Host + ?Sized), found: &[Found]) -> &'static str {
+    let linked = found
+        .iter()
+        .filter(|f| {
+            f.krate.is_none()
+                && host
+                    .precise_link(&f.sym)
+                    .is_ok_and(|(label, _)| label == "precise")
+        })
+        .count();
+    match linked {
+        0 => "heuristic",
+        n if n == found.len() => "precise",
+        _ => "mixed",
+    }
 }
 
 fn render(
@@ -110,6 +173,7 @@ fn render(
     found: &[Found],
     offset: usize,
     mut notes: Vec<String>,
+    precision: &str,
 ) -> String {
     let distinct: std::collections::BTreeSet<&str> = found
         .iter()
@@ -120,6 +184,7 @@ fn render(
             to_compact_json(&json!({
                 "symbol": q.text,
                 "definition": lookup::found_json(&found[0], detail),
+                "precision": precision,
                 "notes": notes,
             }))
         };
@@ -149,6 +214,7 @@ fn render(
             "ambiguous": ambiguous,
             "candidate_count": found.len(),
             "definitions": page[..k].iter().map(|f| lookup::found_json(f, detail)).collect::<Vec<_>>(),
+            "precision": precision,
             "notes": notes,
         });
         if offset > 0 {
@@ -235,7 +301,7 @@ mod tests {
         let v = call(&h, json!({"symbol": "describe"}));
         assert_eq!(
             v,
-            json!({"symbol": "describe", "definition": {
+            json!({"symbol": "describe", "precision": "heuristic", "definition": {
                 "qualified_name": "demo::util::describe", "kind": "function",
                 "file_path": "src/util.rs", "start_line": 6, "end_line": 8,
                 "signature": "pub fn describe(area: f64) -> String",

@@ -16,7 +16,7 @@ use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::{ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
-use scryer_plugin_sdk::host::{Ctx, Format, Host, Site, Sym};
+use scryer_plugin_sdk::host::{Ctx, Format, Host, PreciseUsages, Site, Sym};
 use scryer_plugin_sdk::resolve::Attribution;
 
 pub const VIEWS: [&str; 3] = ["callers", "files", "sites"];
@@ -91,6 +91,7 @@ pub fn find_references(
             let body = json!({
                 "symbol": q.symbol.text,
                 "total_sites": 0,
+                "precision": "heuristic",
                 "candidates": listed,
                 "notes": [format!(
                     "no definition matches `{}`{}; {} definition(s) are named `{}` (listed): call again with one of their qualified names",
@@ -107,6 +108,7 @@ pub fn find_references(
                 "symbol": q.symbol.text,
                 "total_sites": 0,
                 "complete": false,
+                "precision": "heuristic",
                 "notes": [format!(
                     "unknown name: no symbol or usage named `{}` is indexed in {project} ({} files); check the spelling, or run index_workspace if the code is new",
                     q.symbol.name, facts.files
@@ -129,11 +131,18 @@ pub fn find_references(
                 q.symbol.name,
                 sites.len()
             )],
+            &Precision::heuristic(Some(
+                "no definition in the project to ask precise data about".into(),
+            )),
         );
     }
 
     let with_text = q.view != View::Files;
     if let [c] = candidates[..] {
+        let precise = precise_of(host, &defs_all[c]);
+        if precise.available() {
+            return find_precise(host, &q, ctx, &names, c, &precise, &facts);
+        }
         let usages = names.usages_of(host, c, sites)?;
         let declaration = names.trait_declaration(host, c, with_text)?;
         // (site, how it is tied): an open tie is one nothing written decides either.
@@ -169,6 +178,7 @@ pub fn find_references(
             name_matched,
             &facts,
             notes,
+            &Precision::heuristic(precise.note),
         );
     }
 
@@ -223,7 +233,11 @@ fn render_group(
     name_matched: usize,
     facts: &scryer_plugin_sdk::host::Facts,
     mut notes: Vec<String>,
+    precision: &Precision,
 ) -> ToolResult<String> {
+    if let Some(n) = &precision.note {
+        notes.push(n.clone());
+    }
     let mut ordered: Vec<(&Site, Tie)> = group.to_vec();
     ordered.sort_by(|(a, _), (b, _)| {
         (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
@@ -343,6 +357,10 @@ fn render_group(
         if let Some(d) = def {
             to_check.insert(d.file_path.as_str());
         }
+        // Files answered from precise data do not depend on what the parser read.
+        if let Some(heuristic) = &precision.heuristic_files {
+            to_check.retain(|f| heuristic.contains(*f));
+        }
         for f in to_check {
             if host.file_has_parse_errors(f).unwrap_or(false) {
                 failed_files.push(f.to_string());
@@ -375,6 +393,12 @@ fn render_group(
         if !failed_files.is_empty() {
             why.push(format!("parse errors in {}", failed_files.join(", ")));
         }
+        if let Some(files) = precision.heuristic_files.as_ref().filter(|f| !f.is_empty()) {
+            why.push(format!(
+                "{} file(s) answered by the heuristic (edited or added since the precise run)",
+                files.len()
+            ));
+        }
         why
     };
 
@@ -396,6 +420,7 @@ fn render_group(
                     "returned": k,
                     "items": shown.iter().map(|i| i.json.clone()).collect::<Vec<_>>(),
                     "complete": complete,
+                    "precision": precision.label,
                 });
                 if cut {
                     body["next_offset"] = json!(offset + k);
@@ -414,7 +439,7 @@ fn render_group(
             }
             Format::Text => {
                 let mut out = format!(
-                    "find_references {}: {} sites in {} files ({} callers) | {}-{} of {} {view} | {} | index: {} files, {} parse failures{}",
+                    "find_references {}: {} sites in {} files ({} callers) | {}-{} of {} {view} | {} | {} | index: {} files, {} parse failures{}",
                     q.symbol.text,
                     ordered.len(),
                     files.len(),
@@ -429,6 +454,7 @@ fn render_group(
                     } else {
                         "partial".to_string()
                     },
+                    precision.label,
                     facts.files,
                     facts.parse_failures,
                     facts
@@ -474,6 +500,17 @@ fn render_ambiguous(
 ) -> ToolResult<String> {
     let (defs, sites) = (&names.defs, &names.sites);
     let families: Vec<Vec<usize>> = candidates.iter().map(|&c| names.family(c)).collect();
+    // A definition with precise data gets its precise usages, and the heuristic's only in
+    // the files that fell back.
+    let precise: Vec<PreciseUsages> = candidates
+        .iter()
+        .map(|&c| precise_of(host, &defs[c]))
+        .collect();
+    let label = match precise.iter().filter(|p| p.available()).count() {
+        0 => "heuristic",
+        n if n == precise.len() && precise.iter().all(|p| p.precision == "precise") => "precise",
+        _ => "mixed",
+    };
     let declarations = candidates
         .iter()
         .map(|&c| names.trait_declaration(host, c, q.view != View::Files))
@@ -484,13 +521,21 @@ fn render_ambiguous(
         .iter()
         .zip(&families)
         .zip(&declarations)
-        .map(|((&c, family), declaration)| {
+        .zip(&precise)
+        .map(|(((&c, family), declaration), p)| {
+            let heuristic_in = |s: &Site| {
+                !p.available() || p.fallback_files.iter().any(|(f, _)| *f == s.file_path)
+            };
             let mut g: Vec<&Site> = sites
                 .iter()
                 .zip(attributed)
-                .filter(|(_, a)| matches!(a, Attribution::Resolved(i, _) if family.contains(i)))
+                .filter(|(s, a)| {
+                    heuristic_in(s)
+                        && matches!(a, Attribution::Resolved(i, _) if family.contains(i))
+                })
                 .map(|(s, _)| s)
-                .chain(declaration)
+                .chain(declaration.iter().filter(|_| !p.available()))
+                .chain(p.sites.iter())
                 .collect();
             g.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
             (c, g)
@@ -549,6 +594,7 @@ fn render_ambiguous(
             })).collect::<Vec<_>>(),
             "unattributed_sites": unattributed,
             "complete": false,
+            "precision": label,
             "see_also": "find_references(symbol: \"<one qualified_name above>\") for every usage of one definition, with paging",
             "notes": [format!(
                 "`{}` names {} definitions; usages are grouped by what is written at each site (path, receiver type, imports). {unattributed} usage(s) could belong to several of them and appear when you ask for one definition",
@@ -616,6 +662,109 @@ fn view_rows<'a>(view: View, group: &[&'a Site]) -> Vec<(&'a Site, usize)> {
         }
     }
     out
+}
+
+/// Where an answer's sites come from, as the answer says it (`precision`).
+struct Precision {
+    /// `precise`, `mixed` or `heuristic`.
+    label: String,
+    /// Why the answer is not precise, for `heuristic`.
+    note: Option<String>,
+    /// The files answered by the heuristic; `None`: all of them.
+    heuristic_files: Option<BTreeSet<String>>,
+}
+
+impl Precision {
+    fn heuristic(note: Option<String>) -> Precision {
+        Precision {
+            label: "heuristic".into(),
+            note: note.map(|n| format!("precision heuristic: {n}")),
+            heuristic_files: None,
+        }
+    }
+}
+
+/// The definition's precise usages; a host error counts as no precise data.
+fn precise_of(host: &(impl Host + ?Sized), def: &Sym) -> PreciseUsages {
+    host.precise_usages(def).unwrap_or_else(|e| PreciseUsages {
+        precision: "heuristic".into(),
+        note: Some(format!("precise data could not be read: {}", e.message)),
+        ..Default::default()
+    })
+}
+
+/// One definition answered from precise data, with the heuristic's usages in the files
+/// that fell back (edited or added since the precise run).
+fn find_precise(
+    host: &(impl Host + ?Sized),
+    q: &Query,
+    ctx: &Ctx,
+    names: &NameIndex,
+    c: usize,
+    precise: &PreciseUsages,
+    facts: &scryer_plugin_sdk::host::Facts,
+) -> ToolResult<String> {
+    let fallback: BTreeSet<String> = precise
+        .fallback_files
+        .iter()
+        .map(|(f, _)| f.clone())
+        .collect();
+    let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
+    let mut name_matched = 0;
+    let mut notes = Vec::new();
+    if !fallback.is_empty() {
+        let usages = names.usages_of(host, c, &names.sites)?;
+        for &(k, tie) in &usages.tied {
+            let s = &names.sites[k];
+            if fallback.contains(&s.file_path) {
+                name_matched += usize::from(tie != Tie::Exact);
+                group.push((s, tie));
+            }
+        }
+        notes.push(fallback_note(&precise.fallback_files));
+    }
+    if name_matched > 0 {
+        notes.push(format!(
+            "{name_matched} usage(s) in those files are tied to this definition by name only"
+        ));
+    }
+    let precision = Precision {
+        label: precise.precision.clone(),
+        note: None,
+        heuristic_files: Some(fallback),
+    };
+    render_group(
+        host,
+        q,
+        ctx,
+        Some(&names.defs[c]),
+        &group,
+        name_matched,
+        facts,
+        notes,
+        &precision,
+    )
+}
+
+/// `mixed`: how many files fell back, why, and the first few of them.
+fn fallback_note(files: &[(String, String)]) -> String {
+    let mut why: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, reason) in files {
+        *why.entry(reason.as_str()).or_default() += 1;
+    }
+    let reasons: Vec<String> = why.iter().map(|(r, n)| format!("{n} {r}")).collect();
+    let shown: Vec<&str> = files.iter().take(5).map(|(f, _)| f.as_str()).collect();
+    format!(
+        "precision mixed: {} file(s) fell back to the heuristic ({}): {}{}",
+        files.len(),
+        reasons.join(", "),
+        shown.join(", "),
+        if files.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Renders an answer that is not a list (notes, ambiguity) in the requested format.

@@ -156,6 +156,37 @@ impl Host for WitHost {
     fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
         all(index::edges_to(name), edge)
     }
+    fn precise_usages(&self, def: &Sym) -> ToolResult<PreciseUsages> {
+        let u =
+            index::precise_usages(&def.file_path, def.start_line, &def.name).map_err(from_wit)?;
+        Ok(PreciseUsages {
+            precision: u.precision,
+            sites: u.sites.into_iter().map(site).collect(),
+            fallback_files: u
+                .fallback_files
+                .into_iter()
+                .map(|f| (f.file_path, f.reason))
+                .collect(),
+            note: u.note,
+        })
+    }
+    fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {
+        let l = index::precise_link(&def.file_path, def.start_line, &def.name).map_err(from_wit)?;
+        Ok((l.precision, l.note))
+    }
+    fn precise_definitions_at(
+        &self,
+        file_path: &str,
+        line: u32,
+        name: &str,
+    ) -> ToolResult<PreciseTarget> {
+        let t = index::precise_definitions_at(file_path, line, name).map_err(from_wit)?;
+        Ok(PreciseTarget {
+            precision: t.precision,
+            definitions: t.definitions.into_iter().map(sym).collect(),
+            note: t.note,
+        })
+    }
 
     fn read_lines(
         &self,
@@ -270,6 +301,31 @@ impl Host for WitHost {
     }
     fn delete_project(&self, project: &str) -> ToolResult<ProjectStatus> {
         projects::delete(project).map(status).map_err(from_wit)
+    }
+    fn precise_status(&self, project: &str) -> ToolResult<PreciseStatus> {
+        let s = projects::precise_status(project).map_err(from_wit)?;
+        Ok(PreciseStatus {
+            state: s.state,
+            languages: s
+                .languages
+                .into_iter()
+                .map(|l| PreciseLanguage {
+                    language: l.language,
+                    state: l.state,
+                    indexer: l.indexer,
+                    indexer_version: l.indexer_version,
+                    source: l.source,
+                    files: l.files,
+                    occurrences: l.occurrences,
+                    duration_ms: l.duration_ms,
+                    peak_rss_kb: l.peak_rss_kb,
+                    finished_at: l.finished_at,
+                    error: l.error,
+                })
+                .collect(),
+            stale_files: s.stale_files,
+            note: s.note,
+        })
     }
     fn usage(&self, project: Option<&str>, since_hours: Option<u32>) -> ToolResult<Vec<ToolUsage>> {
         all(projects::usage(project, since_hours), |u| ToolUsage {

@@ -131,6 +131,59 @@ pub struct ProjectStatus {
     pub active: bool,
 }
 
+/// Since WIT 0.4: a definition's usages from the languages' own indexers (SCIP).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreciseUsages {
+    /// `precise`, `mixed` or `heuristic` (no precise data: `note` says why).
+    pub precision: String,
+    /// Usages in files whose precise data applies (the definition excluded).
+    pub sites: Vec<Site>,
+    /// Files to answer with the heuristic: (path, why).
+    pub fallback_files: Vec<(String, String)>,
+    pub note: Option<String>,
+}
+
+impl PreciseUsages {
+    /// Whether there is precise data for the definition (`precise` or `mixed`).
+    pub fn available(&self) -> bool {
+        self.precision == "precise" || self.precision == "mixed"
+    }
+}
+
+/// Since WIT 0.4: what a written site refers to, by precise data.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreciseTarget {
+    /// `precise` or `heuristic`.
+    pub precision: String,
+    pub definitions: Vec<Sym>,
+    pub note: Option<String>,
+}
+
+/// Since WIT 0.4: one language's precise indexer in a project.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreciseLanguage {
+    pub language: String,
+    pub state: String,
+    pub indexer: Option<String>,
+    pub indexer_version: Option<String>,
+    pub source: Option<String>,
+    pub files: u32,
+    pub occurrences: u32,
+    pub duration_ms: Option<u64>,
+    pub peak_rss_kb: Option<u64>,
+    pub finished_at: Option<String>,
+    pub error: Option<String>,
+}
+
+/// Since WIT 0.4: a project's precise stage.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreciseStatus {
+    pub state: String,
+    pub languages: Vec<PreciseLanguage>,
+    pub stale_files: u32,
+    pub note: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolUsage {
     pub tool: String,
@@ -295,6 +348,37 @@ pub trait Host {
     fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
         unavailable("index")
     }
+    /// Since WIT 0.4: the usages of the definition `def` by precise data. By default
+    /// there is none (`heuristic`), so native test hosts need nothing.
+    fn precise_usages(&self, def: &Sym) -> ToolResult<PreciseUsages> {
+        let _ = def;
+        Ok(PreciseUsages {
+            precision: "heuristic".into(),
+            note: Some("no precise data".into()),
+            ..Default::default()
+        })
+    }
+    /// Since WIT 0.4: whether `def` is linked to precise data: (`precise` or
+    /// `heuristic`, why not).
+    fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {
+        let _ = def;
+        Ok(("heuristic".into(), Some("no precise data".into())))
+    }
+    /// Since WIT 0.4: the definitions the occurrence of `name` on `line` of `file_path`
+    /// refers to, by precise data.
+    fn precise_definitions_at(
+        &self,
+        file_path: &str,
+        line: u32,
+        name: &str,
+    ) -> ToolResult<PreciseTarget> {
+        let _ = (file_path, line, name);
+        Ok(PreciseTarget {
+            precision: "heuristic".into(),
+            definitions: Vec::new(),
+            note: Some("no precise data".into()),
+        })
+    }
 
     // ---- files, tokens, log ----
     fn read_lines(
@@ -376,6 +460,10 @@ pub trait Host {
         unavailable("projects")
     }
     fn usage(&self, project: Option<&str>, since_hours: Option<u32>) -> ToolResult<Vec<ToolUsage>> {
+        unavailable("projects")
+    }
+    /// Since WIT 0.4: a project's precise stage.
+    fn precise_status(&self, project: &str) -> ToolResult<PreciseStatus> {
         unavailable("projects")
     }
 

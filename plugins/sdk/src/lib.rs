@@ -25,13 +25,14 @@ pub mod testing;
 
 pub use host::{Ctx, Format, Host, Router, ToolSpec};
 
-/// The bindings generated from `wit/v0.3` (world `scryer-host`, the union of every
+/// The bindings generated from `wit/v0.4` (world `scryer-host`, the union of every
 /// interface; a component imports only what its logic calls). Components built with
-/// this SDK need a host that links WIT 0.3; the host still links 0.1 and 0.2 components.
+/// this SDK need a host that links WIT 0.4; the host still links 0.1, 0.2 and 0.3
+/// components.
 #[cfg(target_arch = "wasm32")]
 pub mod wit {
     wit_bindgen::generate!({
-        path: "../../wit/v0.3",
+        path: "../../wit/v0.4",
         world: "scryer-host",
         pub_export_macro: true,
         export_macro_name: "export_plugin",

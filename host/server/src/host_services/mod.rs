@@ -23,6 +23,7 @@ mod deps;
 mod docs;
 mod git;
 mod graph;
+mod precise;
 mod search;
 
 use crate::projects::IndexState;
@@ -186,6 +187,44 @@ impl HostImpl {
 }
 
 impl HostServices for HostImpl {
+    fn precise_usages(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        name: &str,
+    ) -> Result<scryer_runtime::wit::PreciseUsageSet, CallError> {
+        self.precise_usages_of(scope, file_path, start_line, name)
+    }
+
+    fn precise_link(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        name: &str,
+    ) -> Result<scryer_runtime::wit::PreciseLinkState, CallError> {
+        self.precise_link_of(scope, file_path, start_line, name)
+    }
+
+    fn precise_definitions_at(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        line: u32,
+        name: &str,
+    ) -> Result<scryer_runtime::wit::PreciseTarget, CallError> {
+        self.precise_targets(scope, file_path, line, name)
+    }
+
+    fn precise_status(
+        &self,
+        scope: &CallScope,
+        project: &str,
+    ) -> Result<scryer_runtime::wit::PreciseStage, CallError> {
+        self.precise_status_of(scope, project)
+    }
+
     fn symbols_by_name(&self, scope: &CallScope, name: &str) -> Result<Vec<Symbol>, CallError> {
         let p = self.project(scope)?;
         let rows = self

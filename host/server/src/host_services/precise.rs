@@ -1,0 +1,168 @@
+//! WIT 0.4's precise imports: `index.precise-usages`, `index.precise-link`,
+//! `index.precise-definitions-at` and `projects.precise-status`, over
+//! [`crate::precise`]. A missing or failing indexer never fails a call: the answer is
+//! `heuristic` and says why.
+
+use scryer_db::ProjectRow;
+use scryer_runtime::CallScope;
+use scryer_runtime::wit::{
+    CallError, FallbackFile, PreciseLanguage, PreciseLinkState, PreciseStage, PreciseTarget,
+    PreciseUsageSet, ReferenceSite,
+};
+
+use super::{HostImpl, internal, symbol};
+use crate::paths::project_relative;
+use crate::precise::{LangState, answers};
+
+impl HostImpl {
+    /// The call's project row and `raw` as a path relative to its root.
+    fn precise_scope(
+        &self,
+        scope: &CallScope,
+        raw: &str,
+    ) -> Result<(ProjectRow, String), CallError> {
+        let p = self.project(scope)?;
+        let rel = project_relative(std::path::Path::new(&p.root), raw)
+            .map_err(|why| CallError::InvalidArgument(format!("file_path {raw:?}: {why}")))?;
+        let row = self
+            .block(self.core.projects.db().project(p.id))
+            .map_err(internal)?
+            .ok_or_else(|| CallError::NotFound(format!("project {} is not registered", p.slug)))?;
+        Ok((row, rel))
+    }
+
+    pub(super) fn precise_usages_of(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        name: &str,
+    ) -> Result<PreciseUsageSet, CallError> {
+        let (project, rel) = self.precise_scope(scope, file_path)?;
+        let pm = &self.core.projects;
+        let u = self
+            .block(answers::usages(pm, &project, &rel, start_line, name))
+            .map_err(internal)?;
+        Ok(PreciseUsageSet {
+            precision: u.precision.to_string(),
+            sites: u
+                .sites
+                .into_iter()
+                .map(|s| ReferenceSite {
+                    file_path: s.file_path,
+                    line: s.line,
+                    column: s.column,
+                    kind: s.kind,
+                    qualifier: s.qualifier,
+                    enclosing_symbol: s.enclosing_symbol,
+                    line_text: None,
+                })
+                .collect(),
+            fallback_files: u
+                .fallback
+                .into_iter()
+                .map(|(file_path, reason)| FallbackFile { file_path, reason })
+                .collect(),
+            note: u.note,
+        })
+    }
+
+    pub(super) fn precise_link_of(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        name: &str,
+    ) -> Result<PreciseLinkState, CallError> {
+        let (project, rel) = self.precise_scope(scope, file_path)?;
+        let (precision, note) = self
+            .block(answers::linked(
+                &self.core.projects,
+                &project,
+                &rel,
+                start_line,
+                name,
+            ))
+            .map_err(internal)?;
+        Ok(PreciseLinkState {
+            precision: precision.into(),
+            note,
+        })
+    }
+
+    pub(super) fn precise_targets(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        line: u32,
+        name: &str,
+    ) -> Result<PreciseTarget, CallError> {
+        let (project, rel) = self.precise_scope(scope, file_path)?;
+        let found = self
+            .block(answers::definitions_at(
+                &self.core.projects,
+                &project,
+                &rel,
+                line,
+                name,
+            ))
+            .map_err(internal)?;
+        Ok(match found {
+            Ok(defs) => PreciseTarget {
+                precision: "precise".into(),
+                definitions: defs.into_iter().map(symbol).collect(),
+                note: None,
+            },
+            Err(why) => PreciseTarget {
+                precision: "heuristic".into(),
+                definitions: Vec::new(),
+                note: Some(why),
+            },
+        })
+    }
+
+    pub(super) fn precise_status_of(
+        &self,
+        _scope: &CallScope,
+        selector: &str,
+    ) -> Result<PreciseStage, CallError> {
+        let pm = &self.core.projects;
+        let project = self
+            .block(pm.db().project_by_selector(selector))
+            .map_err(internal)?
+            .ok_or_else(|| CallError::NotFound(format!("no registered project {selector:?}")))?;
+        pm.precise().ensure(&project);
+        let s = self.block(pm.precise().status(project.id, pm.generation(project.id)));
+        Ok(PreciseStage {
+            state: s.state,
+            languages: s
+                .languages
+                .into_iter()
+                .map(|l| {
+                    let run = l.run.as_ref();
+                    PreciseLanguage {
+                        language: l.language.name().into(),
+                        state: l.state.name().into(),
+                        indexer: l.indexer.clone().or_else(|| run.map(|r| r.tool.clone())),
+                        indexer_version: l
+                            .indexer_version
+                            .clone()
+                            .or_else(|| run.map(|r| r.version.clone())),
+                        source: run.map(|r| r.source.clone()),
+                        files: run.map_or(0, |r| r.files as u32),
+                        occurrences: run.map_or(0, |r| r.occurrences as u32),
+                        duration_ms: run.and_then(|r| r.duration_ms).map(|v| v as u64),
+                        peak_rss_kb: run.and_then(|r| r.peak_rss_kb).map(|v| v as u64),
+                        finished_at: run.and_then(|r| r.finished_at.clone()),
+                        error: match l.state {
+                            LangState::Unavailable(why) | LangState::Failed(why) => Some(why),
+                            _ => None,
+                        },
+                    }
+                })
+                .collect(),
+            stale_files: s.stale_files,
+            note: s.note,
+        })
+    }
+}

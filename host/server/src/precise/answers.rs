@@ -1,0 +1,446 @@
+//! Answers from precise data: which files it still applies to, a definition's usages, and
+//! the definition a written site refers to.
+//!
+//! A file's precise rows apply while the content hash stored with them (taken when the
+//! run started) equals the hash the tree-sitter index holds for the file now (the
+//! watcher and the call-time refresh keep that current). Every other file of a covered
+//! language is listed as a fallback file, with why: answers take the heuristic's sites
+//! there, and only there.
+//!
+//! A scryer definition is linked to a SCIP symbol by position and name: the SCIP
+//! definition occurrence in the same file, on the line of the definition's name, whose
+//! symbol's last descriptor is that name (else the first such occurrence inside the
+//! definition's lines).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use anyhow::Result;
+use scryer_db::{PRECISE_ROLE_DEFINITION, PreciseHit, ProjectRow, RefRow, SymbolRow};
+use scryer_engine::precise::scip_read::{ROLE_IMPORT, ROLE_WRITE, symbol_name};
+use scryer_engine::precise::{PreciseLanguage, PreciseMode};
+
+use super::PreciseService;
+use crate::projects::ProjectManager;
+
+/// A file whose precise data does not apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaleFile {
+    pub path: String,
+    pub language: PreciseLanguage,
+    pub reason: &'static str,
+}
+
+/// Which files of a project the stored precise data applies to, at one index and
+/// precise generation.
+#[derive(Debug, Default)]
+pub struct Freshness {
+    /// Fresh precise files: id → path.
+    pub fresh: HashMap<i64, String>,
+    /// Fresh precise files: path → id.
+    pub fresh_by_path: HashMap<String, i64>,
+    pub stale: Vec<StaleFile>,
+    /// Languages with a complete stored run.
+    pub complete: BTreeSet<PreciseLanguage>,
+}
+
+pub const EDITED: &str = "edited since the precise run";
+const OFF: &str = "precise mode is off (SCRYER_PRECISE=off)";
+pub const ADDED: &str = "added since the precise run";
+
+/// One precise usage site, with what the heuristic knows about the same place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreciseSite {
+    pub file_path: String,
+    pub line: u32,
+    pub column: u32,
+    pub kind: String,
+    pub qualifier: Option<String>,
+    pub enclosing_symbol: String,
+}
+
+/// A definition's usages as precise data knows them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreciseUsages {
+    /// `precise`, `mixed` or `heuristic` (no precise data for this definition: `note`).
+    pub precision: &'static str,
+    pub sites: Vec<PreciseSite>,
+    /// Files the router answers with the heuristic: (path, reason).
+    pub fallback: Vec<(String, String)>,
+    pub note: Option<String>,
+}
+
+impl PreciseUsages {
+    /// No precise data: `note` says why, except when precise mode is off (every answer
+    /// would say the same; the status says it once).
+    fn heuristic(note: String) -> PreciseUsages {
+        PreciseUsages {
+            precision: "heuristic",
+            note: (note != OFF).then_some(note),
+            ..Default::default()
+        }
+    }
+}
+
+impl PreciseService {
+    /// The project's freshness at `index_generation`, cached until either generation moves.
+    pub async fn freshness(
+        &self,
+        project_id: i64,
+        index_generation: u64,
+    ) -> Result<Arc<Freshness>> {
+        let key = (index_generation, self.precise_generation());
+        if let Some((k, f)) = self
+            .freshness
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&project_id)
+            && *k == key
+        {
+            return Ok(f.clone());
+        }
+        let runs = self.db().precise_runs(project_id).await?;
+        let complete: BTreeSet<PreciseLanguage> = runs
+            .iter()
+            .filter(|r| r.complete)
+            .filter_map(|r| PreciseLanguage::named(&r.language))
+            .collect();
+        let precise = self.db().precise_files(project_id).await?;
+        let files = self.db().files(project_id).await?;
+        let mut out = Freshness {
+            complete: complete.clone(),
+            ..Default::default()
+        };
+        for f in files.values() {
+            let Some(lang) = PreciseLanguage::for_file_language(&f.language) else {
+                continue;
+            };
+            if !complete.contains(&lang) {
+                continue;
+            }
+            match precise.get(&f.path) {
+                Some(p) if p.content_hash == f.content_hash => {
+                    out.fresh.insert(p.id, f.path.clone());
+                    out.fresh_by_path.insert(f.path.clone(), p.id);
+                }
+                Some(_) => out.stale.push(StaleFile {
+                    path: f.path.clone(),
+                    language: lang,
+                    reason: EDITED,
+                }),
+                None => out.stale.push(StaleFile {
+                    path: f.path.clone(),
+                    language: lang,
+                    reason: ADDED,
+                }),
+            }
+        }
+        out.stale.sort_by(|a, b| a.path.cmp(&b.path));
+        let out = Arc::new(out);
+        self.freshness
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(project_id, (key, out.clone()));
+        Ok(out)
+    }
+}
+
+/// Where precise data stands for a definition in `file` of `project`: the SCIP symbol
+/// linked to it, or why none is.
+enum Link {
+    Linked {
+        symbol_id: i64,
+        language: PreciseLanguage,
+        freshness: Arc<Freshness>,
+    },
+    Not(String),
+}
+
+async fn link(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    file: &str,
+    start_line: u32,
+    name: &str,
+) -> Result<Link> {
+    let service = pm.precise();
+    if service.mode() == PreciseMode::Off {
+        return Ok(Link::Not(OFF.into()));
+    }
+    service.ensure(project);
+    let Some(def) = definition_row(pm, project, file, start_line, name).await? else {
+        return Ok(Link::Not(format!(
+            "no definition of `{name}` at {file}:{start_line} in the index"
+        )));
+    };
+    let Some(language) = scryer_engine::lang::language_for(file)
+        .and_then(|l| PreciseLanguage::for_file_language(l.name()))
+    else {
+        return Ok(Link::Not(format!("no SCIP indexer covers {file}")));
+    };
+    let freshness = service
+        .freshness(project.id, pm.generation(project.id))
+        .await?;
+    if !freshness.complete.contains(&language) {
+        let status = service.status(project.id, pm.generation(project.id)).await;
+        let detail = status
+            .languages
+            .iter()
+            .find(|l| l.language == language)
+            .map(|l| match &l.state {
+                super::LangState::Unavailable(why) | super::LangState::Failed(why) => {
+                    format!("{}: {why}", l.state.name())
+                }
+                s => s.name().to_string(),
+            })
+            .unwrap_or_else(|| status.state.clone());
+        return Ok(Link::Not(format!(
+            "no precise index of the project's {} files yet ({detail})",
+            language.name()
+        )));
+    }
+    let Some(&file_id) = freshness.fresh_by_path.get(file) else {
+        return Ok(Link::Not(format!(
+            "{file}, where the definition is, was edited since the precise run (or is not in it)"
+        )));
+    };
+    let defs = pm
+        .db()
+        .precise_in_file(
+            file_id,
+            def.start_line,
+            def.end_line.max(def.name_line),
+            true,
+        )
+        .await?;
+    let named: Vec<&PreciseHit> = defs
+        .iter()
+        .filter(|h| symbol_name(&h.symbol).as_deref() == Some(name))
+        .collect();
+    let chosen = named
+        .iter()
+        .filter(|h| h.line == def.name_line)
+        .min_by_key(|h| h.column.abs_diff(def.name_column))
+        .or_else(|| named.first());
+    Ok(match chosen {
+        Some(h) => Link::Linked {
+            symbol_id: h.symbol_id,
+            language,
+            freshness,
+        },
+        None => Link::Not(format!(
+            "the {} indexer reports no definition of `{name}` at {file}:{}",
+            language.name(),
+            def.name_line
+        )),
+    })
+}
+
+/// The scryer definition row starting at `start_line` in `file` named `name`.
+async fn definition_row(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    file: &str,
+    start_line: u32,
+    name: &str,
+) -> Result<Option<SymbolRow>> {
+    let symbols = pm
+        .db()
+        .file_symbols(project.id, file)
+        .await?
+        .unwrap_or_default();
+    Ok(symbols
+        .into_iter()
+        .find(|s| s.start_line == start_line && s.name == name))
+}
+
+/// Whether the definition is linked to precise data: (`precise` or `heuristic`, why not).
+pub async fn linked(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    file: &str,
+    start_line: u32,
+    name: &str,
+) -> Result<(&'static str, Option<String>)> {
+    Ok(match link(pm, project, file, start_line, name).await? {
+        Link::Linked { .. } => ("precise", None),
+        Link::Not(why) => ("heuristic", Some(why)),
+    })
+}
+
+/// The usages of the definition named `name` starting at `start_line` in `file`.
+pub async fn usages(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    file: &str,
+    start_line: u32,
+    name: &str,
+) -> Result<PreciseUsages> {
+    let (symbol_id, language, freshness) = match link(pm, project, file, start_line, name).await? {
+        Link::Linked {
+            symbol_id,
+            language,
+            freshness,
+        } => (symbol_id, language, freshness),
+        Link::Not(why) => return Ok(PreciseUsages::heuristic(why)),
+    };
+    let hits = pm.db().precise_occurrences_of(symbol_id).await?;
+    let heuristic = pm.references_to_name(project.id, name).await?;
+    let mut enrich = Enricher::new(pm, project, &heuristic);
+    let mut sites = Vec::new();
+    for h in hits {
+        if h.roles & PRECISE_ROLE_DEFINITION != 0 {
+            continue;
+        }
+        let Some(path) = freshness.fresh.get(&h.file_id) else {
+            continue;
+        };
+        sites.push(enrich.site(path, &h).await?);
+    }
+    sites.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
+    sites.dedup_by(|a, b| a.file_path == b.file_path && a.line == b.line && a.column == b.column);
+    let fallback: Vec<(String, String)> = freshness
+        .stale
+        .iter()
+        .filter(|s| s.language == language)
+        .map(|s| (s.path.clone(), s.reason.to_string()))
+        .collect();
+    let precision = if fallback.is_empty() {
+        "precise"
+    } else {
+        "mixed"
+    };
+    Ok(PreciseUsages {
+        precision,
+        sites,
+        fallback,
+        note: None,
+    })
+}
+
+/// The definitions the occurrence of `name` on `line` of `file` refers to, per precise
+/// data, as scryer definition rows; `Err(why)` when precise data cannot say.
+pub async fn definitions_at(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    file: &str,
+    line: u32,
+    name: &str,
+) -> Result<std::result::Result<Vec<SymbolRow>, String>> {
+    let service = pm.precise();
+    if service.mode() == PreciseMode::Off {
+        return Ok(Err(OFF.into()));
+    }
+    let freshness = service
+        .freshness(project.id, pm.generation(project.id))
+        .await?;
+    let Some(&file_id) = freshness.fresh_by_path.get(file) else {
+        return Ok(Err(format!(
+            "{file} has no precise data that applies (not indexed by a SCIP indexer, or edited since the run)"
+        )));
+    };
+    let here = pm.db().precise_in_file(file_id, line, line, false).await?;
+    let Some(hit) = here
+        .iter()
+        .find(|h| symbol_name(&h.symbol).as_deref() == Some(name))
+    else {
+        return Ok(Err(format!(
+            "the indexer reports no `{name}` on {file}:{line}"
+        )));
+    };
+    let mut out = Vec::new();
+    for d in pm.db().precise_occurrences_of(hit.symbol_id).await? {
+        if d.roles & PRECISE_ROLE_DEFINITION == 0 {
+            continue;
+        }
+        let Some(path) = freshness.fresh.get(&d.file_id) else {
+            continue;
+        };
+        let rows = pm
+            .db()
+            .file_symbols(project.id, path)
+            .await?
+            .unwrap_or_default();
+        out.extend(
+            rows.into_iter()
+                .filter(|s| s.name == name && s.name_line == d.line),
+        );
+    }
+    if out.is_empty() {
+        return Ok(Err(format!(
+            "`{name}` on {file}:{line} refers to a definition outside the project's indexed files (a dependency or the standard library)"
+        )));
+    }
+    Ok(Ok(out))
+}
+
+/// Gives a precise site the heuristic's kind, qualifier and enclosing symbol at the same
+/// place, else an enclosing definition from the file's outline.
+struct Enricher<'a> {
+    pm: &'a ProjectManager,
+    project: &'a ProjectRow,
+    rows: HashMap<(&'a str, u32), Vec<&'a RefRow>>,
+    outlines: HashMap<String, Vec<SymbolRow>>,
+}
+
+impl<'a> Enricher<'a> {
+    fn new(pm: &'a ProjectManager, project: &'a ProjectRow, heuristic: &'a [RefRow]) -> Self {
+        let mut rows: HashMap<(&str, u32), Vec<&RefRow>> = HashMap::new();
+        for r in heuristic {
+            rows.entry((r.file_path.as_str(), r.line))
+                .or_default()
+                .push(r);
+        }
+        Enricher {
+            pm,
+            project,
+            rows,
+            outlines: HashMap::new(),
+        }
+    }
+
+    async fn site(&mut self, path: &str, h: &PreciseHit) -> Result<PreciseSite> {
+        if let Some(rows) = self.rows.get(&(path, h.line))
+            && let Some(r) = rows.iter().min_by_key(|r| r.column.abs_diff(h.column))
+        {
+            return Ok(PreciseSite {
+                file_path: path.to_string(),
+                line: h.line,
+                column: h.column,
+                kind: r.kind.clone(),
+                qualifier: r.qualifier.clone(),
+                enclosing_symbol: r.enclosing_symbol.clone(),
+            });
+        }
+        if !self.outlines.contains_key(path) {
+            let rows = self
+                .pm
+                .db()
+                .file_symbols(self.project.id, path)
+                .await?
+                .unwrap_or_default();
+            self.outlines.insert(path.to_string(), rows);
+        }
+        let enclosing = self.outlines[path]
+            .iter()
+            .filter(|s| s.start_line <= h.line && h.line <= s.end_line && s.kind != "field")
+            .min_by_key(|s| s.end_line - s.start_line)
+            .map(|s| s.qualified_name.clone())
+            .unwrap_or_else(|| path.to_string());
+        let kind = if h.roles as i32 & ROLE_IMPORT != 0 {
+            "use"
+        } else if h.roles as i32 & ROLE_WRITE != 0 {
+            "write"
+        } else {
+            "reference"
+        };
+        Ok(PreciseSite {
+            file_path: path.to_string(),
+            line: h.line,
+            column: h.column,
+            kind: kind.into(),
+            qualifier: None,
+            enclosing_symbol: enclosing,
+        })
+    }
+}

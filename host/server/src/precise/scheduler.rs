@@ -1,0 +1,379 @@
+//! The precise scheduler: one task per daemon takes the project whose run is due, runs
+//! the indexer of every language the project has files in (one at a time, `nice`d, with
+//! a wall-clock limit, output in a temporary directory), and stores what it wrote.
+//! Nothing here blocks a call: answers keep coming from the stored data (or the
+//! heuristic) while a run goes.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use scryer_db::{PreciseOccurrenceRow, PreciseRunRow, ProjectRow};
+use scryer_engine::precise::scip_read::{ScipDocument, ScipItem};
+use scryer_engine::precise::{Detection, PreciseLanguage, read_scip, run_indexer};
+
+use super::{LangState, LangStatus, PreciseService, limits};
+
+/// Keeps the project's row (root and slug) for its runs.
+pub(super) fn remember_project(service: &PreciseService, project: &ProjectRow) {
+    service.entries().entry(project.id).or_default().project = Some(project.clone());
+}
+
+/// The scheduler task: sleeps until a run is due, then runs it.
+pub(super) async fn run_loop(service: Arc<PreciseService>) {
+    loop {
+        let next = {
+            let entries = service.entries();
+            entries
+                .iter()
+                .filter(|(_, e)| !e.running)
+                .filter_map(|(id, e)| e.due.map(|d| (d, *id)))
+                .min()
+        };
+        let Some((due, project_id)) = next else {
+            service.wake.notified().await;
+            continue;
+        };
+        if due > tokio::time::Instant::now() {
+            // Woken early by a newer queue entry, or due now.
+            let _ = tokio::time::timeout_at(due, service.wake.notified()).await;
+            continue;
+        }
+        let project = {
+            let mut entries = service.entries();
+            entries.get_mut(&project_id).and_then(|e| {
+                e.due = None;
+                e.running = true;
+                e.project.clone()
+            })
+        };
+        if let Some(project) = project {
+            run_project(&service, &project).await;
+        }
+        if let Some(e) = service.entries().get_mut(&project_id) {
+            e.running = false;
+            e.ran = true;
+        }
+    }
+}
+
+fn set_state(service: &PreciseService, project_id: i64, status: LangStatus) {
+    let mut entries = service.entries();
+    let e = entries.entry(project_id).or_default();
+    e.languages.insert(status.language, status);
+}
+
+/// Runs every present language's indexer for `project`, one after the other.
+async fn run_project(service: &Arc<PreciseService>, project: &ProjectRow) {
+    let files = match service.db().files(project.id).await {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "precise: reading the project's files failed");
+            return;
+        }
+    };
+    let present: BTreeSet<PreciseLanguage> = files
+        .values()
+        .filter_map(|f| PreciseLanguage::for_file_language(&f.language))
+        .collect();
+    for language in present {
+        let _one_at_a_time = service.run_lock.lock().await;
+        let detection =
+            tokio::task::spawn_blocking(move || scryer_engine::precise::detect(language))
+                .await
+                .unwrap_or_else(|e| Detection::Missing {
+                    language,
+                    reason: format!("looking for the indexer failed: {e}"),
+                });
+        let indexer = match detection {
+            Detection::Found(i) => i,
+            Detection::Missing { reason, .. } => {
+                set_state(
+                    service,
+                    project.id,
+                    LangStatus {
+                        language,
+                        state: LangState::Unavailable(reason),
+                        indexer: None,
+                        indexer_version: None,
+                        run: None,
+                    },
+                );
+                continue;
+            }
+        };
+        let status = |state: LangState| LangStatus {
+            language,
+            state,
+            indexer: Some(indexer.command.join(" ")),
+            indexer_version: Some(indexer.version.clone()),
+            run: None,
+        };
+        set_state(service, project.id, status(LangState::Running));
+        let outcome = run_one(service, project, &indexer).await;
+        let state = match outcome {
+            Ok(run) => {
+                tracing::info!(project = %project.slug, language = language.name(), files = run.files,
+                    occurrences = run.occurrences, ms = run.duration_ms.unwrap_or(0), "precise run stored");
+                LangState::Ready
+            }
+            Err(e) => {
+                let why = format!("{e:#}");
+                tracing::warn!(project = %project.slug, language = language.name(), error = %why, "precise run failed");
+                LangState::Failed(why)
+            }
+        };
+        set_state(service, project.id, status(state));
+    }
+}
+
+/// One indexer run and its ingest.
+async fn run_one(
+    service: &Arc<PreciseService>,
+    project: &ProjectRow,
+    indexer: &scryer_engine::precise::Indexer,
+) -> Result<PreciseRunRow> {
+    let root = Path::new(&project.root).to_path_buf();
+    // The content of every covered file as the run starts: what its occurrences describe.
+    let langs = indexer.language.file_languages();
+    let paths: Vec<String> = service
+        .db()
+        .files(project.id)
+        .await?
+        .into_values()
+        .filter(|f| langs.contains(&f.language.as_str()))
+        .map(|f| f.path)
+        .collect();
+    let hashes = hash_files(&root, paths).await;
+    let outcome = run_indexer(indexer, &root, &project.slug, limits::run_timeout()).await?;
+    let run = PreciseRunRow {
+        language: indexer.language.name().into(),
+        tool: indexer.language.program().into(),
+        version: indexer.version.clone(),
+        source: "run".into(),
+        finished_at: None,
+        duration_ms: Some(outcome.duration.as_millis() as i64),
+        peak_rss_kb: outcome.peak_rss_kb.map(|k| k as i64),
+        files: 0,
+        occurrences: 0,
+        complete: false,
+    };
+    let stored = ingest(
+        service,
+        project,
+        &outcome.index_file,
+        run,
+        Some(indexer.language),
+        hashes,
+    )
+    .await?;
+    drop(outcome);
+    Ok(stored)
+}
+
+/// blake3 hashes of `paths` (relative to `root`) as they are on disk now.
+async fn hash_files(root: &Path, paths: Vec<String>) -> HashMap<String, String> {
+    let root = root.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        paths
+            .into_iter()
+            .filter_map(|p| {
+                let bytes = std::fs::read(root.join(&p)).ok()?;
+                Some((p, scryer_engine::indexer::content_hash(&bytes)))
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// The language an index's tool writes.
+fn language_of_tool(tool: &str) -> Option<PreciseLanguage> {
+    match tool {
+        "rust-analyzer" => Some(PreciseLanguage::Rust),
+        "scip-python" => Some(PreciseLanguage::Python),
+        "scip-typescript" => Some(PreciseLanguage::TypeScript),
+        "scip-go" => Some(PreciseLanguage::Go),
+        _ => None,
+    }
+}
+
+/// Stores the SCIP file at `index` for `project`, streaming its documents. Each file is
+/// stored with its hash from `hashes` (taken when the run started) or, for a file not
+/// hashed then (an import), its hash on disk now. Documents outside the project or of
+/// another language are skipped.
+pub(crate) async fn ingest(
+    service: &Arc<PreciseService>,
+    project: &ProjectRow,
+    index: &Path,
+    mut run: PreciseRunRow,
+    language: Option<PreciseLanguage>,
+    hashes: HashMap<String, String>,
+) -> Result<PreciseRunRow> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<ScipItem>(4);
+    let path = index.to_path_buf();
+    let reader = tokio::task::spawn_blocking(move || {
+        read_scip(&path, |item| {
+            tx.blocking_send(item)
+                .map_err(|_| anyhow::anyhow!("the writer stopped"))
+        })
+    });
+    // The first item is the metadata: it names the tool (and so the language of an import).
+    let first = rx.recv().await;
+    let mut pending_doc = None;
+    match first {
+        Some(ScipItem::Metadata(m)) => {
+            if run.tool.is_empty() {
+                run.tool = m.tool_name.clone();
+                run.version = m.tool_version.clone();
+            }
+            if language.is_none() {
+                let l = language_of_tool(&m.tool_name).with_context(|| {
+                    format!(
+                        "the index was written by `{}`, which scryer does not know; it reads indexes of rust-analyzer, scip-python, scip-typescript and scip-go",
+                        m.tool_name
+                    )
+                })?;
+                run.language = l.name().into();
+            }
+        }
+        Some(ScipItem::Document(d)) => pending_doc = Some(d),
+        None => {}
+    }
+    if run.language.is_empty() {
+        anyhow::bail!("the index has no metadata naming its indexer");
+    }
+    let lang = PreciseLanguage::named(&run.language).context("unknown language")?;
+    let root = Path::new(&project.root).to_path_buf();
+    let mut writer = service.db().precise_begin(project.id, run).await?;
+    let mut stored_paths: std::collections::HashSet<String> = Default::default();
+    let mut store = async |d: ScipDocument| -> Result<()> {
+        let Some(rel) = document_path(&d.path) else {
+            return Ok(());
+        };
+        let is_lang = scryer_engine::lang::language_for(&rel)
+            .is_some_and(|l| lang.file_languages().contains(&l.name()));
+        if !is_lang {
+            return Ok(());
+        }
+        let hash = match hashes.get(&rel) {
+            Some(h) => h.clone(),
+            None => match std::fs::read(root.join(&rel)) {
+                Ok(bytes) => scryer_engine::indexer::content_hash(&bytes),
+                Err(_) => return Ok(()),
+            },
+        };
+        let occurrences = d
+            .occurrences
+            .into_iter()
+            .map(|o| PreciseOccurrenceRow {
+                symbol: o.symbol,
+                line: o.line,
+                column: o.column,
+                end_line: o.end_line,
+                end_column: o.end_column,
+                roles: o.roles,
+                enclosing: o.enclosing,
+            })
+            .collect();
+        stored_paths.insert(rel.clone());
+        writer.add_document(rel, hash, occurrences).await
+    };
+    if let Some(d) = pending_doc {
+        store(d).await?;
+    }
+    while let Some(item) = rx.recv().await {
+        if let ScipItem::Document(d) = item {
+            store(d).await?;
+        }
+    }
+    reader.await.context("the index reader panicked")??;
+    // A file the indexer saw but reported nothing for (code its build configuration
+    // leaves out, e.g. inactive `cfg`) is covered all the same: the compiler's view of it
+    // at that content is "no usages", not "unknown".
+    let mut unseen: Vec<(&String, &String)> = hashes
+        .iter()
+        .filter(|(p, _)| !stored_paths.contains(*p))
+        .collect();
+    unseen.sort();
+    for (path, hash) in unseen {
+        writer
+            .add_document(path.clone(), hash.clone(), Vec::new())
+            .await?;
+    }
+    let stored = writer.finish().await?;
+    service.bump();
+    service.forget(project.id);
+    Ok(stored)
+}
+
+/// A document's path as the index stores paths: relative, `/`-separated, inside the root.
+fn document_path(raw: &str) -> Option<String> {
+    let p = raw.trim_start_matches("./");
+    if p.is_empty() || p.starts_with('/') || p.split('/').any(|c| c == "..") {
+        return None;
+    }
+    Some(p.to_string())
+}
+
+/// `scryer precise import`: stores a SCIP file built elsewhere for `project`, under the
+/// same one-at-a-time rule as runs.
+pub async fn import(
+    service: &Arc<PreciseService>,
+    project: &ProjectRow,
+    index: &Path,
+) -> Result<PreciseRunRow> {
+    if !index.is_file() {
+        anyhow::bail!(
+            "{} is not a file; pass the path of a SCIP index (index.scip)",
+            index.display()
+        );
+    }
+    let _one_at_a_time = service.run_lock.lock().await;
+    let run = PreciseRunRow {
+        language: String::new(),
+        tool: String::new(),
+        version: String::new(),
+        source: "import".into(),
+        finished_at: None,
+        duration_ms: None,
+        peak_rss_kb: None,
+        files: 0,
+        occurrences: 0,
+        complete: false,
+    };
+    let stored = ingest(service, project, index, run, None, HashMap::new()).await?;
+    remember_project(service, project);
+    if let Some(lang) = PreciseLanguage::named(&stored.language) {
+        set_state(
+            service,
+            project.id,
+            LangStatus {
+                language: lang,
+                state: LangState::Ready,
+                indexer: Some(stored.tool.clone()),
+                indexer_version: Some(stored.version.clone()),
+                run: None,
+            },
+        );
+    }
+    Ok(stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_paths_stay_inside_the_root() {
+        assert_eq!(document_path("src/lib.rs").as_deref(), Some("src/lib.rs"));
+        assert_eq!(document_path("./a.py").as_deref(), Some("a.py"));
+        assert_eq!(document_path("../x.rs"), None);
+        assert_eq!(document_path("/etc/passwd"), None);
+        assert_eq!(
+            language_of_tool("scip-python"),
+            Some(PreciseLanguage::Python)
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! Precise mode end to end (ADR 0018): the real binary runs the real SCIP indexers
+//! (rust-analyzer, scip-python, scip-typescript; `.ci/run` installs the npm ones and puts
+//! them on PATH) on the fixture projects in `tests/fixtures/precise`, and the answers say
+//! which they are. Every expected line was read off the fixture files.
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{Scryer, repo_root};
+
+/// A fresh copy of `tests/fixtures/precise/<name>`.
+fn fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("scryer-precise-{name}-"))
+        .tempdir()
+        .unwrap();
+    copy_dir(
+        &repo_root().join("tests/fixtures/precise").join(name),
+        dir.path(),
+    );
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+const PRECISE_ON: [(&str, &str); 2] = [
+    ("SCRYER_PRECISE", "auto"),
+    ("SCRYER_PRECISE_SETTLE_MS", "1000"),
+];
+
+/// Polls `get_indexing_status` until the precise stage is `want` (or panics after `limit`).
+async fn wait_precise(s: &Scryer, root: &Path, want: &str, limit: Duration) -> Value {
+    let started = Instant::now();
+    loop {
+        let v = s
+            .call_json(
+                "get_indexing_status",
+                json!({"project": root.to_str().unwrap()}),
+            )
+            .await;
+        if v["precise"]["state"] == want {
+            return v;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "precise state is not {want} after {limit:?}: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// The (file, line) of every site of a `view: sites` answer.
+fn sites(v: &Value) -> Vec<(String, u64)> {
+    v["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {v}"))
+        .iter()
+        .map(|i| {
+            (
+                i["file_path"].as_str().unwrap().to_string(),
+                i["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn owned(list: &[(&str, u64)]) -> Vec<(String, u64)> {
+    list.iter().map(|(f, l)| (f.to_string(), *l)).collect()
+}
+
+async fn refs(s: &Scryer, symbol: &str) -> Value {
+    s.call_json(
+        "find_references",
+        json!({"symbol": symbol, "view": "sites", "no_truncate": true}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_the_rerun() {
+    let ws = fixture("rust");
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    let status = wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+    let rust = &status["precise_languages"][0];
+    assert_eq!(rust["language"], "rust", "{status}");
+    assert_eq!(rust["state"], "ready", "{status}");
+    assert_eq!(rust["files"], 2, "{status}");
+    assert!(rust["duration_ms"].as_u64().is_some(), "{status}");
+
+    // A method whose receivers the syntax tree cannot type (closure parameters): the
+    // indexer tells the two `area` methods apart.
+    let v = refs(&s, "Circle::area").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], true, "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/lib.rs", 7), ("src/lib.rs", 11)]),
+        "{v}"
+    );
+    let v = refs(&s, "Square::area").await;
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/lib.rs", 7), ("src/lib.rs", 15)]),
+        "{v}"
+    );
+    assert_eq!(v["precision"], "precise", "{v}");
+
+    // resolve_definition: by name, confirmed by the index; by a written site, answered by it.
+    let v = s
+        .call_json("resolve_definition", json!({"symbol": "Circle::area"}))
+        .await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    let v = s
+        .call_json(
+            "resolve_definition",
+            json!({"symbol": "area", "file_path": "src/lib.rs", "line": 15}),
+        )
+        .await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        v["definition"]["qualified_name"], "precise_demo::shapes::Square::area",
+        "{v}"
+    );
+
+    // An edit: lib.rs falls back to the heuristic, for that file only.
+    let lib = ws.path().join("src/lib.rs");
+    let mut text = std::fs::read_to_string(&lib).unwrap();
+    text.push_str("\npub fn twice(c: &Circle) -> f64 {\n    c.area() * 2.0\n}\n");
+    std::fs::write(&lib, text).unwrap();
+    let started = Instant::now();
+    let v = loop {
+        let v = refs(&s, "Circle::area").await;
+        if v["precision"] == "mixed" || started.elapsed() > Duration::from_secs(30) {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(v["precision"], "mixed", "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains(
+            "1 file(s) fell back to the heuristic (1 edited since the precise run): src/lib.rs"
+        ),
+        "{v}"
+    );
+    assert!(sites(&v).contains(&("src/lib.rs".to_string(), 19)), "{v}");
+
+    // Once edits settle the indexer runs again, and the answer is precise with the new site.
+    let started = Instant::now();
+    let v = loop {
+        let v = refs(&s, "Circle::area").await;
+        if v["precision"] == "precise" || started.elapsed() > Duration::from_secs(240) {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/lib.rs", 7), ("src/lib.rs", 11), ("src/lib.rs", 19)]),
+        "{v}"
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn python_module_access_is_precise() {
+    let ws = fixture("python");
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    let status = wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+    assert_eq!(
+        status["precise_languages"][0]["language"], "python",
+        "{status}"
+    );
+
+    let v = refs(&s, "with_tax").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], true, "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/checkout.py", 8),
+            ("shop/checkout.py", 12),
+            ("shop/pricing.py", 15)
+        ]),
+        "{v}"
+    );
+    let v = refs(&s, "TAX_RATE").await;
+    assert_eq!(
+        sites(&v),
+        owned(&[("shop/checkout.py", 8), ("shop/pricing.py", 7)]),
+        "{v}"
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn typescript_imports_and_re_exports_are_precise_and_the_inferred_tsconfig_goes() {
+    let ws = fixture("typescript");
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    let status = wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+    assert_eq!(
+        status["precise_languages"][0]["language"], "typescript",
+        "{status}"
+    );
+    assert!(
+        !ws.path().join("tsconfig.json").exists(),
+        "the tsconfig.json scip-typescript inferred is removed again"
+    );
+
+    let v = refs(&s, "greet").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/app.ts", 1), ("src/app.ts", 4), ("src/index.ts", 1)]),
+        "{v}"
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_missing_indexer_is_unavailable_and_answers_stay_heuristic() {
+    let ws = fixture("rust");
+    let s = Scryer::start(
+        &[],
+        &[
+            ("SCRYER_PRECISE", "auto"),
+            ("SCRYER_PRECISE_RUST_CMD", "/nonexistent/rust-analyzer"),
+        ],
+    )
+    .await;
+    s.index(ws.path()).await;
+    let status = wait_precise(&s, ws.path(), "unavailable", Duration::from_secs(60)).await;
+    let error = status["precise_languages"][0]["error"].to_string();
+    assert!(error.contains("/nonexistent/rust-analyzer"), "{status}");
+
+    let v = refs(&s, "Circle::area").await;
+    assert_eq!(v["precision"], "heuristic", "{v}");
+    assert!(v["notes"].to_string().contains("unavailable"), "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn precise_off_reports_off_and_heuristic_answers() {
+    let ws = fixture("rust");
+    let s = Scryer::start(&[], &[("SCRYER_PRECISE", "off")]).await;
+    s.index(ws.path()).await;
+    let v = s
+        .call_json(
+            "get_indexing_status",
+            json!({"project": ws.path().to_str().unwrap()}),
+        )
+        .await;
+    assert_eq!(v["precise"]["state"], "off", "{v}");
+    let v = refs(&s, "Square::area").await;
+    assert_eq!(v["precision"], "heuristic", "{v}");
+    s.stop().await;
+}
