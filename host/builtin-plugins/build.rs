@@ -1,4 +1,5 @@
-//! Builds the first-party routers for wasm32-wasip2 and embeds them (see src/lib.rs).
+//! Builds the first-party routers for wasm32-wasip2, compiles each to native code with
+//! the runtime's own engine configuration, and embeds both (see src/lib.rs, ADR 0015).
 
 use std::path::PathBuf;
 
@@ -38,6 +39,9 @@ fn main() {
     let mut table = String::from(
         "/// (plugin name, grant set, component bytes) of every first-party router.\npub static ROUTERS: &[(&str, &str, &[u8])] = &[\n",
     );
+    let mut native = String::from(
+        "/// (plugin name, engine key, native code) of every first-party router, compiled at\n/// build time by `scryer_runtime::precompiled::compile_ahead`.\npub static PRECOMPILED: &[(&str, u64, &[u8])] = &[\n",
+    );
     for ((_, name, grants), path) in ROUTERS.iter().zip(built) {
         // The file name carries a hash of the content, so `routers.rs` changes whenever a
         // component does and no compiler cache can keep embedding an older one.
@@ -53,7 +57,17 @@ fn main() {
             "    ({name:?}, {grants:?}, include_bytes!({:?})),\n",
             dest.display().to_string()
         ));
+        let (code, key) = scryer_runtime::precompiled::compile_ahead(&bytes)
+            .unwrap_or_else(|e| panic!("precompiling router {name}: {e:#}"));
+        let code_dest = dest.with_extension("cwasm");
+        std::fs::write(&code_dest, &code).unwrap();
+        native.push_str(&format!(
+            "    ({name:?}, {key:#018x}, include_bytes!({:?})),\n",
+            code_dest.display().to_string()
+        ));
     }
     table.push_str("];\n");
+    native.push_str("];\n");
+    table.push_str(&native);
     std::fs::write(out_dir.join("routers.rs"), table).unwrap();
 }

@@ -167,7 +167,17 @@ impl Scryer {
             .tempdir()
             .unwrap();
         let db = state.path().join("index.db");
-        Self::spawn(&db, state, extra, env).await
+        Self::spawn(&db, &shared_compile_cache(), state, extra, env).await
+    }
+
+    /// Starts `scryer --db <tmp> --compile-cache <cache> serve <extra>` with `env` set.
+    pub async fn start_with_cache(cache: &Path, extra: &[&str], env: &[(&str, &str)]) -> Scryer {
+        let state = tempfile::Builder::new()
+            .prefix("scryer-state-")
+            .tempdir()
+            .unwrap();
+        let db = state.path().join("index.db");
+        Self::spawn(&db, cache, state, extra, env).await
     }
 
     /// Starts `scryer --db <db> serve <extra>` on an existing database.
@@ -176,22 +186,22 @@ impl Scryer {
             .prefix("scryer-state-")
             .tempdir()
             .unwrap();
-        Self::spawn(db, state, extra, env).await
+        Self::spawn(db, &shared_compile_cache(), state, extra, env).await
     }
 
     async fn spawn(
         db: &Path,
+        cache: &Path,
         state: tempfile::TempDir,
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Scryer {
-        let cache = shared_compile_cache();
         let transport =
             TokioChildProcess::new(tokio::process::Command::new(scryer_bin()).configure(|cmd| {
                 cmd.arg("--db")
                     .arg(db)
                     .arg("--compile-cache")
-                    .arg(&cache)
+                    .arg(cache)
                     .arg("serve")
                     .args(extra)
                     .env("SCRYER_LOG", "warn")

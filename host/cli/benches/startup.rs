@@ -1,9 +1,12 @@
-//! `scryer serve` start-up until it answers `tools/list`: cold (empty compile cache, so
-//! both routers are compiled) against warm (cache filled), interleaved in one run.
+//! `scryer serve` start-up until it answers `initialize` and `tools/list`: cold (empty
+//! compile cache, no daemon running) against warm (cache filled), interleaved in one run,
+//! optionally for a second binary too (A B A B …), so machine noise hits every column.
 //!
-//!   cargo bench -p scryer --bench startup -- [PATH_TO_SCRYER] [RUNS]
+//!   cargo bench -p scryer --bench startup -- [PATH_TO_SCRYER] [RUNS] [PATH_TO_OTHER_SCRYER]
 //!
-//! Defaults: the release binary next to this bench's target dir, 10 runs of each.
+//! Defaults: the release binary next to this bench's target dir, 10 runs of each. Every
+//! run starts a new daemon on a fresh database (and stops it afterwards), so "no daemon
+//! running" holds for each start.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -16,8 +19,14 @@ const HANDSHAKE: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
 ];
 
-/// Spawn, handshake, wait for the tools/list answer; returns the elapsed time.
-fn start_once(bin: &Path, db: &Path, cache: &Path) -> Duration {
+/// When `initialize` and `tools/list` were answered, from the spawn.
+struct Start {
+    initialize: Duration,
+    tools_list: Duration,
+}
+
+/// Spawn, handshake, wait for the tools/list answer; then stop the daemon it started.
+fn start_once(bin: &Path, db: &Path, cache: &Path) -> Start {
     let t = Instant::now();
     let mut child = Command::new(bin)
         .arg("--db")
@@ -37,24 +46,87 @@ fn start_once(bin: &Path, db: &Path, cache: &Path) -> Duration {
     stdin.flush().unwrap();
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    loop {
+    let mut initialize = None;
+    let tools_list = loop {
         line.clear();
         if reader.read_line(&mut line).unwrap() == 0 {
             panic!("scryer exited before answering tools/list");
         }
-        if line.contains(r#""id":2"#) {
-            break;
+        if line.contains(r#""id":1"#) && initialize.is_none() {
+            initialize = Some(t.elapsed());
         }
-    }
-    let elapsed = t.elapsed();
+        if line.contains(r#""id":2"#) {
+            break t.elapsed();
+        }
+    };
     drop(stdin);
     let _ = child.wait();
-    elapsed
+    let _ = Command::new(bin)
+        .arg("--db")
+        .arg(db)
+        .args(["daemon", "stop"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    Start {
+        initialize: initialize.expect("initialize answered before tools/list"),
+        tools_list,
+    }
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
+}
+
+/// One binary's runs: cold and warm starts.
+struct Column {
+    bin: PathBuf,
+    warm_cache: PathBuf,
+    cold: Vec<Start>,
+    warm: Vec<Start>,
+}
+
+impl Column {
+    fn new(bin: PathBuf, dir: &Path, tag: &str) -> Column {
+        let warm_cache = dir.join(format!("{tag}-warm"));
+        start_once(&bin, &dir.join(format!("{tag}-prime.db")), &warm_cache);
+        Column {
+            bin,
+            warm_cache,
+            cold: Vec::new(),
+            warm: Vec::new(),
+        }
+    }
+
+    fn run(&mut self, dir: &Path, tag: &str, i: usize) {
+        let cold_cache = dir.join(format!("{tag}-cold{i}"));
+        let cold_db = dir.join(format!("{tag}-c{i}.db"));
+        self.cold.push(start_once(&self.bin, &cold_db, &cold_cache));
+        let warm_db = dir.join(format!("{tag}-w{i}.db"));
+        self.warm
+            .push(start_once(&self.bin, &warm_db, &self.warm_cache));
+    }
+
+    fn print(&self) {
+        println!("{}", self.bin.display());
+        for (name, runs) in [("cold", &self.cold), ("warm", &self.warm)] {
+            let init: Vec<Duration> = runs.iter().map(|s| s.initialize).collect();
+            let list: Vec<Duration> = runs.iter().map(|s| s.tools_list).collect();
+            println!(
+                "  {name} compile cache: initialize median {:?}; tools/list median {:?} (min {:?}, max {:?})",
+                median(init),
+                median(list.clone()),
+                list.iter().min().unwrap(),
+                list.iter().max().unwrap()
+            );
+        }
+    }
+
+    fn tools_list_median(&self, cold: bool) -> Duration {
+        let runs = if cold { &self.cold } else { &self.warm };
+        median(runs.iter().map(|s| s.tools_list).collect())
+    }
 }
 
 fn main() {
@@ -67,42 +139,35 @@ fn main() {
         exe.ancestors().nth(3).unwrap().join("release/scryer")
     });
     let runs: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10);
-    assert!(
-        bin.is_file(),
-        "{} not found: build it with cargo build --release -p scryer",
-        bin.display()
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let warm_cache = dir.path().join("warm");
-    start_once(&bin, &dir.path().join("prime.db"), &warm_cache);
-    let (mut cold, mut warm) = (Vec::new(), Vec::new());
-    for i in 0..runs {
-        let cold_cache = dir.path().join(format!("cold{i}"));
-        cold.push(start_once(
-            &bin,
-            &dir.path().join(format!("c{i}.db")),
-            &cold_cache,
-        ));
-        warm.push(start_once(
-            &bin,
-            &dir.path().join(format!("w{i}.db")),
-            &warm_cache,
-        ));
+    let other = args.get(2).map(PathBuf::from);
+    for b in std::iter::once(&bin).chain(other.as_ref()) {
+        assert!(
+            b.is_file(),
+            "{} not found: build it with cargo build --release -p scryer",
+            b.display()
+        );
     }
-    let (c, w) = (median(cold.clone()), median(warm.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = Column::new(bin, dir.path(), "a");
+    let mut b = other.map(|o| Column::new(o, dir.path(), "b"));
+    for i in 0..runs {
+        a.run(dir.path(), "a", i);
+        if let Some(b) = &mut b {
+            b.run(dir.path(), "b", i);
+        }
+    }
     println!(
-        "{} : start-up to tools/list answer, {runs} runs each (fresh database every run)",
-        bin.display()
+        "start-up to the tools/list answer, {runs} runs each, alternating (fresh database and daemon every run)"
     );
-    println!(
-        "cold compile cache: median {c:?} (min {:?}, max {:?})",
-        cold.iter().min().unwrap(),
-        cold.iter().max().unwrap()
-    );
-    println!(
-        "warm compile cache: median {w:?} (min {:?}, max {:?})",
-        warm.iter().min().unwrap(),
-        warm.iter().max().unwrap()
-    );
-    println!("cold/warm: {:.1}x", c.as_secs_f64() / w.as_secs_f64());
+    a.print();
+    if let Some(b) = &b {
+        b.print();
+        for cold in [true, false] {
+            println!(
+                "{} cache: first / second = {:.2}",
+                if cold { "cold" } else { "warm" },
+                a.tools_list_median(cold).as_secs_f64() / b.tools_list_median(cold).as_secs_f64()
+            );
+        }
+    }
 }

@@ -412,7 +412,11 @@ async fn check_plugins(compile_cache: Option<PathBuf>, home: &PluginHome, f: &mu
             ));
             continue;
         };
-        match runtime.load(label, wasm, grants).await {
+        let precompiled = crate::builtin_precompiled(label);
+        match runtime
+            .load_with(label, wasm, precompiled.as_ref(), grants)
+            .await
+        {
             Ok(p) => {
                 lines.push((Level::Ok, area, loaded_line(&p)));
                 loaded.push(p);
@@ -523,13 +527,19 @@ fn running_lines(reports: &[ServingReport]) -> Vec<(Level, String, String)> {
 
 fn loaded_line(p: &Plugin) -> String {
     let how = match p.cache_outcome {
+        CacheOutcome::Embedded => "code built into the binary",
         CacheOutcome::Hit => "from the compile cache",
         CacheOutcome::Miss => "compiled and cached",
         CacheOutcome::Rejected => "cache entry was corrupt; recompiled",
         CacheOutcome::Disabled => "compiled, no cache",
     };
+    let unused = p
+        .precompiled_unused
+        .as_ref()
+        .map(|why| format!(" (its built-in code was not used: {why})"))
+        .unwrap_or_default();
     format!(
-        "{} {}: {} tool(s), {how}, {} ms",
+        "{} {}: {} tool(s), {how}{unused}, {} ms",
         p.name(),
         p.description.version,
         p.description.tools.len(),

@@ -613,6 +613,12 @@ pub(crate) fn run(args: InitArgs) -> Result<()> {
             "note: Codex reads a project's .codex/config.toml only when the project is trusted"
         )?;
     }
+    if args.client == Client::ClaudeCode && args.project {
+        writeln!(
+            report,
+            "note: Claude Code keeps a project's .mcp.json servers pending approval: start `claude` here and approve scryer (or in /mcp); `claude -p` runs without it until then"
+        )?;
+    }
     writeln!(
         report,
         "restart {client} (or reload its MCP servers) to pick it up; `scryer doctor` checks the entry"

@@ -194,6 +194,7 @@ fn plugin_sources(extra: &[PathBuf]) -> Result<Vec<PluginSource>> {
             label: (*name).to_string(),
             wasm: wasm.to_vec(),
             grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
+            precompiled: builtin_precompiled(name),
         })
         .collect();
     for path in extra {
@@ -201,9 +202,16 @@ fn plugin_sources(extra: &[PathBuf]) -> Result<Vec<PluginSource>> {
             label: path.display().to_string(),
             wasm: scryer_runtime::read_plugin_file(path)?,
             grants: Grants::router(),
+            precompiled: None,
         });
     }
     Ok(sources)
+}
+
+/// The native code built into the binary for a built-in router (ADR 0015).
+fn builtin_precompiled(name: &str) -> Option<scryer_runtime::Precompiled> {
+    scryer_builtin_plugins::precompiled(name)
+        .map(|(engine, code)| scryer_runtime::Precompiled { engine, code })
 }
 
 async fn build_server(cli: &Cli, extra_plugins: &[PathBuf], watch_files: bool) -> Result<Server> {

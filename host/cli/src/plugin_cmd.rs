@@ -128,6 +128,7 @@ async fn offline(
 
 fn how(outcome: CacheOutcome) -> &'static str {
     match outcome {
+        CacheOutcome::Embedded => "built into the binary",
         CacheOutcome::Hit => "cache hit",
         CacheOutcome::Miss => "compiled",
         CacheOutcome::Rejected => "corrupt cache entry, recompiled",

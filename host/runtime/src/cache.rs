@@ -8,7 +8,6 @@
 //! recompiled, never handed to `Component::deserialize`.
 
 use std::fs;
-use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +20,9 @@ use wasmtime::component::Component;
 /// Where a component came from on this load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheOutcome {
+    /// Loaded from code compiled at build time and embedded in the binary; the cache
+    /// was not used.
+    Embedded,
     /// Loaded from a valid cache entry.
     Hit,
     /// No entry: compiled and stored.
@@ -123,13 +125,9 @@ fn verified_payload(bytes: &[u8]) -> Option<&[u8]> {
 
 /// sha256 over the wasm, the engine's compatibility hash and the host version.
 pub fn cache_key(engine: &Engine, wasm: &[u8]) -> String {
-    let mut engine_hash = std::collections::hash_map::DefaultHasher::new();
-    engine
-        .precompile_compatibility_hash()
-        .hash(&mut engine_hash);
     let mut h = Sha256::new();
     h.update(Sha256::digest(wasm));
-    h.update(engine_hash.finish().to_le_bytes());
+    h.update(crate::precompiled::engine_key(engine).to_le_bytes());
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     hex::encode(h.finalize())
 }

@@ -17,6 +17,7 @@ pub mod limits;
 pub mod manifest;
 mod offline;
 pub mod policy;
+pub mod precompiled;
 pub mod receipt;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub use cache::{CacheOutcome, CompileCache};
 pub use capabilities::{Capability, Grants};
 pub use limits::Limits;
 pub use offline::OfflineHost;
+pub use precompiled::Precompiled;
 
 /// The WIT types, as the host sees them.
 pub mod wit {
@@ -374,6 +376,8 @@ pub struct Plugin {
     pub grants: Grants,
     /// How the compiled code was obtained on this load.
     pub cache_outcome: CacheOutcome,
+    /// Why code built into the binary for it was not used (it was compiled instead).
+    pub precompiled_unused: Option<String>,
     /// Wall time of compile-or-deserialize plus link.
     pub load_time: Duration,
     pre: RouterPre,
@@ -397,6 +401,7 @@ impl Plugin {
 pub struct Compiled {
     component: Component,
     cache_outcome: CacheOutcome,
+    precompiled_unused: Option<String>,
     compile_time: Duration,
     imports: Vec<String>,
     exports: Vec<String>,
@@ -514,19 +519,62 @@ impl Runtime {
         self.link(label, compiled, grants).await
     }
 
+    /// [`Runtime::load`] for a component that comes with code compiled at build time:
+    /// that code is used when this engine may load it, else the component is compiled.
+    pub async fn load_with(
+        &self,
+        label: &str,
+        wasm: &[u8],
+        precompiled: Option<&Precompiled>,
+        grants: Grants,
+    ) -> Result<Plugin, LoadError> {
+        let compiled = self.compile_with(label, wasm, precompiled)?;
+        self.link(label, compiled, grants).await
+    }
+
+    /// Whether this engine would load `p` (nothing is deserialized): when it would not,
+    /// loading that component means compiling it.
+    pub fn precompiled_usable(&self, p: &Precompiled) -> bool {
+        precompiled::usable(&self.inner.engine, p).is_ok()
+    }
+
     /// Validates and compiles (or loads from the cache) a component without linking it,
     /// so its [`Requirements`] can be read before deciding what to grant.
     pub fn compile(&self, label: &str, wasm: &[u8]) -> Result<Compiled, LoadError> {
+        self.compile_with(label, wasm, None)
+    }
+
+    /// [`Runtime::compile`], taking `precompiled` code instead when this engine may load
+    /// it.
+    pub fn compile_with(
+        &self,
+        label: &str,
+        wasm: &[u8],
+        precompiled: Option<&Precompiled>,
+    ) -> Result<Compiled, LoadError> {
         let started = Instant::now();
         let invalid = |reason: String| LoadError::Invalid {
             plugin: label.to_string(),
             reason,
         };
-        let (component, cache_outcome) = match &self.inner.cache {
-            Some(cache) => cache
+        let mut precompiled_unused = None;
+        let embedded = precompiled.and_then(|p| {
+            precompiled::load(&self.inner.engine, p)
+                .inspect_err(|why| {
+                    tracing::warn!(
+                        plugin = label,
+                        "code built into the binary not used, compiling: {why}"
+                    );
+                    precompiled_unused = Some(why.to_string());
+                })
+                .ok()
+        });
+        let (component, cache_outcome) = match (embedded, &self.inner.cache) {
+            (Some(component), _) => (component, CacheOutcome::Embedded),
+            (None, Some(cache)) => cache
                 .load(&self.inner.engine, wasm)
                 .map_err(|e| invalid(format!("{e:#}")))?,
-            None => (
+            (None, None) => (
                 Component::new(&self.inner.engine, wasm).map_err(|e| invalid(format!("{e:#}")))?,
                 CacheOutcome::Disabled,
             ),
@@ -538,6 +586,7 @@ impl Runtime {
         Ok(Compiled {
             component,
             cache_outcome,
+            precompiled_unused,
             compile_time: started.elapsed(),
             imports,
             exports,
@@ -583,6 +632,7 @@ impl Runtime {
             description,
             grants,
             cache_outcome: compiled.cache_outcome,
+            precompiled_unused: compiled.precompiled_unused,
             load_time,
             pre,
             wit_version,
@@ -678,7 +728,10 @@ impl Runtime {
     }
 }
 
-fn engine_config(limits: &Limits) -> Config {
+/// The engine configuration, the one function both the runtime and the build-time
+/// compilation of the first-party routers ([`precompiled::compile_ahead`]) build their
+/// engine with, so code compiled at build time has this engine's compatibility hash.
+pub(crate) fn engine_config(limits: &Limits) -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);

@@ -100,6 +100,8 @@ pub struct PluginSource {
     pub label: String,
     pub wasm: Vec<u8>,
     pub grants: Grants,
+    /// Native code for `wasm` compiled at build time (the first-party routers).
+    pub precompiled: Option<scryer_runtime::Precompiled>,
 }
 
 pub struct ServerConfig {
@@ -128,6 +130,27 @@ pub struct Core {
 }
 
 impl Core {
+    /// The shared state over an open database: nothing here waits for anything.
+    fn start(db: Db, config: &ServerConfig) -> Arc<Core> {
+        let db_for_telemetry = db.clone();
+        let projects = projects::ProjectManager::new(db);
+        let watcher = config
+            .watch_files
+            .then(|| watcher::ProjectWatcher::start(projects.clone()));
+        let telemetry = telemetry::enabled().then(|| telemetry::Recorder::start(db_for_telemetry));
+        let search = projects.search().clone();
+        Arc::new(Core {
+            telemetry,
+            watcher,
+            projects,
+            sessions: Mutex::new(HashMap::new()),
+            next_session: AtomicU64::new(1),
+            handle: tokio::runtime::Handle::current(),
+            first_query_wait: config.first_query_wait,
+            search,
+        })
+    }
+
     pub(crate) fn session(&self, id: u64) -> SessionState {
         self.sessions
             .lock()
@@ -206,6 +229,60 @@ pub(crate) fn unknown_project(selector: &str, known: &[String]) -> String {
     }
 }
 
+/// Loads the routers when some must be compiled first (their code built into the binary
+/// does not fit this engine, or a `--plugin` file): sessions wait for it in `tools/list`
+/// and calls, and are told with `notifications/tools/list_changed`. A router that does
+/// not load leaves the server serving that error to every call.
+async fn load_in_background(
+    server: Server,
+    plugins: Vec<PluginSource>,
+    installed: Option<scryer_runtime::installed::PluginHome>,
+    serving: Option<(scryer_runtime::installed::PluginHome, String)>,
+) {
+    let started = std::time::Instant::now();
+    match Registry::load(&server.runtime, plugins, installed.as_ref()).await {
+        Ok(registry) => {
+            tracing::info!(
+                ms = started.elapsed().as_millis() as u64,
+                "routers compiled and loaded"
+            );
+            server.live.store(Arc::new(registry));
+            server.live.set_ready(Ok(()));
+            if let Some((home, db_label)) = serving {
+                plugin_watch::start(server, home, db_label);
+            }
+        }
+        Err(e) => {
+            tracing::error!("the routers did not load: {e:#}");
+            server.live.set_ready(Err(format!("{e:#}")));
+        }
+    }
+}
+
+/// Start-up work no answer needs at once: the dependency worker and the file watches of
+/// every registered project (each walks its project's directories).
+async fn start_background_work(core: Arc<Core>) {
+    crate::deps::resume(&core.projects);
+    let Some(watcher) = core.watcher.clone() else {
+        return;
+    };
+    let projects = match core.projects.db().projects().await {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!("file watching not started: {e:#}");
+            return;
+        }
+    };
+    let _ = tokio::task::spawn_blocking(move || {
+        for p in projects {
+            if Path::new(&p.root).is_dir() {
+                watcher.watch(&p);
+            }
+        }
+    })
+    .await;
+}
+
 /// The running server: database, runtime, loaded routers.
 #[derive(Clone)]
 pub struct Server {
@@ -226,66 +303,83 @@ impl Server {
 
     /// [`Server::start`], also loading the plugins the operator installed under `installed`
     /// (each one that is refused is logged and left out; the rest are served).
+    ///
+    /// Only what answering `initialize` and `tools/list` needs is done before this
+    /// returns: the database, the engine, and the routers when each one's code built into
+    /// the binary fits this engine (loading that takes milliseconds). A router that must
+    /// be compiled first is loaded in the background: sessions answer `initialize` at
+    /// once, `tools/list` and calls wait for it (ADR 0015). The tokenizer, the file
+    /// watches and the dependency worker start beside the first sessions.
     pub async fn start_with_installed(
         config: ServerConfig,
         installed: Option<scryer_runtime::installed::PluginHome>,
     ) -> Result<Server> {
+        let started = std::time::Instant::now();
         // Only routers' answers are counted: a server without any never needs the
-        // tokenizer (~50 ms to load).
+        // tokenizer (~50 ms to load); the first count waits for it if it is still loading.
         if !config.plugins.is_empty() || installed.is_some() {
-            tokio::task::spawn_blocking(tokens::warm_up).await?;
+            tokio::task::spawn_blocking(tokens::warm_up);
         }
         let db = Db::open(&config.db_path)
             .await
             .map_err(|e| daemon::explain_open_error(e, &config.db_path))?;
-        let db_for_telemetry = db.clone();
-        let projects = projects::ProjectManager::new(db);
-        let watcher = config
-            .watch_files
-            .then(|| watcher::ProjectWatcher::start(projects.clone()));
-        let telemetry = telemetry::enabled().then(|| telemetry::Recorder::start(db_for_telemetry));
-        let search = projects.search().clone();
-        let core = Arc::new(Core {
-            telemetry,
-            watcher,
-            projects,
-            sessions: Mutex::new(HashMap::new()),
-            next_session: AtomicU64::new(1),
-            handle: tokio::runtime::Handle::current(),
-            first_query_wait: config.first_query_wait,
-            search,
-        });
+        let db_ms = started.elapsed().as_millis() as u64;
+        let core = Core::start(db, &config);
         let cache = match &config.compile_cache {
             Some(dir) => Some(CompileCache::open(dir)?),
             None => None,
         };
         let host = Arc::new(host_services::HostImpl { core: core.clone() });
         let runtime = Runtime::new(config.limits, cache, host)?;
-        let registry = Registry::load(&runtime, config.plugins, installed.as_ref()).await?;
-        core.projects.resume_interrupted().await?;
-        crate::deps::resume(&core.projects);
-        if let Some(w) = &core.watcher {
-            for p in core.projects.db().projects().await? {
-                if Path::new(&p.root).is_dir() {
-                    w.watch(&p);
-                }
+        let precompiled = config.plugins.iter().all(|s| {
+            s.precompiled
+                .as_ref()
+                .is_some_and(|p| runtime.precompiled_usable(p))
+        });
+        let serving_home = installed.clone().filter(|_| config.watch_files);
+        let db_label = config.db_path.display().to_string();
+        let server = if precompiled {
+            let registry = Registry::load(&runtime, config.plugins, installed.as_ref()).await?;
+            let server = Server::assemble(core, runtime, plugin_watch::Live::new(registry.into()));
+            // A serving process (the same switch as file watching) swaps installed plugins
+            // while it runs; one-shot commands keep what they loaded.
+            if let Some(home) = serving_home {
+                plugin_watch::start(server.clone(), home, db_label);
             }
-        }
-        let registry = Arc::new(registry);
-        let server = Server {
+            server
+        } else {
+            let server = Server::assemble(core, runtime, plugin_watch::Live::pending());
+            tokio::spawn(load_in_background(
+                server.clone(),
+                config.plugins,
+                installed,
+                serving_home.map(|home| (home, db_label)),
+            ));
+            server
+        };
+        server.core.projects.resume_interrupted().await?;
+        let routers = if precompiled {
+            "loaded"
+        } else {
+            "compiling in the background"
+        };
+        tracing::info!(
+            db_ms,
+            ms = started.elapsed().as_millis() as u64,
+            routers,
+            "server started"
+        );
+        tokio::spawn(start_background_work(server.core.clone()));
+        Ok(server)
+    }
+
+    fn assemble(core: Arc<Core>, runtime: Runtime, live: plugin_watch::Live) -> Server {
+        Server {
             core,
             runtime,
-            live: Arc::new(plugin_watch::Live::new(registry.clone())),
-            registry,
-        };
-        // A serving process (the same switch as file watching) swaps installed plugins
-        // while it runs; one-shot commands keep what they loaded.
-        if config.watch_files
-            && let Some(home) = installed
-        {
-            plugin_watch::start(server.clone(), home, config.db_path.display().to_string());
+            registry: live.load(),
+            live: Arc::new(live),
         }
-        Ok(server)
     }
 
     /// The registry this handle was taken with (at start, or by [`Server::current`]).

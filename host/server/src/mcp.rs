@@ -41,6 +41,13 @@ pub struct McpSession {
 /// How long a call waits for the client to answer `roots/list`.
 const ROOTS_WAIT: Duration = Duration::from_secs(5);
 
+/// What every request answers when the routers did not load at start.
+fn routers_failed(why: &str) -> String {
+    format!(
+        "scryer's routers did not load, so it serves no tools: {why}; `scryer doctor` checks them, and rebuilding or reinstalling scryer fixes a broken build"
+    )
+}
+
 /// The tools a session with `options` lists from `registry`.
 fn session_tools(registry: &Registry, options: &SessionOptions) -> Vec<Tool> {
     registry
@@ -207,6 +214,13 @@ impl ServerHandler for McpSession {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        // Only when the routers are compiled at start (their built-in code did not fit
+        // this engine) is there anything to wait for.
+        self.server
+            .live
+            .ready()
+            .await
+            .map_err(|why| McpError::internal_error(routers_failed(&why), None))?;
         Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
@@ -224,6 +238,11 @@ impl ServerHandler for McpSession {
             )
             .await;
         self.refresh_roots(&context.peer).await;
+        if let Err(why) = self.server.live.ready().await {
+            return Ok(
+                CallToolResult::error(vec![ContentBlock::text(routers_failed(&why))]).into(),
+            );
+        }
         // The call runs on the registry serving now, to the end, even if another is
         // swapped in meanwhile.
         let outcome = self

@@ -30,10 +30,14 @@ const QUIET: Duration = Duration::from_millis(300);
 /// A stream of events that never pauses still reloads this often.
 const MAX_WAIT: Duration = Duration::from_secs(3);
 
-/// The registry new calls use, and a counter sessions watch to learn it changed.
+/// The registry new calls use, a counter sessions watch to learn it changed, and
+/// whether the routers given at start have loaded.
 pub(crate) struct Live {
     current: RwLock<Arc<Registry>>,
     generation: watch::Sender<u64>,
+    /// `None` while the routers given at start are still loading (compiled in the
+    /// background); then whether they loaded, or why not.
+    ready: watch::Sender<Option<Result<(), String>>>,
 }
 
 impl Live {
@@ -41,6 +45,32 @@ impl Live {
         Live {
             current: RwLock::new(registry),
             generation: watch::channel(0).0,
+            ready: watch::channel(Some(Ok(()))).0,
+        }
+    }
+
+    /// An empty registry until the routers loading in the background are stored.
+    pub(crate) fn pending() -> Live {
+        let empty = Registry::new(Vec::new()).expect("no plugins, no clash");
+        Live {
+            ready: watch::channel(None).0,
+            ..Live::new(Arc::new(empty))
+        }
+    }
+
+    /// Records that the routers given at start have loaded (or why not).
+    pub(crate) fn set_ready(&self, outcome: Result<(), String>) {
+        self.ready.send_replace(Some(outcome));
+    }
+
+    /// Waits until the routers given at start have loaded; the error says why they did
+    /// not.
+    pub(crate) async fn ready(&self) -> Result<(), String> {
+        let mut rx = self.ready.subscribe();
+        let outcome = rx.wait_for(Option::is_some).await;
+        match outcome.as_deref() {
+            Ok(Some(outcome)) => outcome.clone(),
+            _ => Err("the server is shutting down".into()),
         }
     }
 

@@ -101,12 +101,14 @@ impl Registry {
         sources: Vec<PluginSource>,
         home: Option<&PluginHome>,
     ) -> anyhow::Result<Registry> {
+        // Each on its own blocking thread: deserializing or compiling is CPU work.
+        let loads: Vec<_> = sources
+            .into_iter()
+            .map(|source| tokio::spawn(load_one(runtime.clone(), source)))
+            .collect();
         let mut plugins = Vec::new();
-        for source in sources {
-            let plugin = runtime
-                .load(&source.label, &source.wasm, source.grants)
-                .await
-                .with_context(|| format!("loading plugin {}", source.label))?;
+        for load in loads {
+            let plugin = load.await.context("loading a plugin")??;
             tracing::info!(
                 plugin = plugin.name(),
                 tools = plugin.description.tools.len(),
@@ -418,6 +420,28 @@ impl Registry {
     pub fn statuses(&self) -> &[PluginStatus] {
         &self.statuses
     }
+}
+
+/// Compiles (or deserializes) one plugin the host was given, then links and describes it.
+async fn load_one(runtime: Runtime, source: PluginSource) -> anyhow::Result<Plugin> {
+    let PluginSource {
+        label,
+        wasm,
+        grants,
+        precompiled,
+    } = source;
+    let compiler = runtime.clone();
+    let compile_label = label.clone();
+    let compiled = tokio::task::spawn_blocking(move || {
+        compiler.compile_with(&compile_label, &wasm, precompiled.as_ref())
+    })
+    .await
+    .context("compiling a plugin")?
+    .with_context(|| format!("loading plugin {label}"))?;
+    runtime
+        .link(&label, compiled, grants)
+        .await
+        .with_context(|| format!("loading plugin {label}"))
 }
 
 /// Whether a policy entry (`receipt_version`: its receipt's version, None without a

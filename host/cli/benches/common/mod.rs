@@ -14,6 +14,8 @@ pub async fn start_server(dir: &Path) -> anyhow::Result<Server> {
             label: name.to_string(),
             wasm: wasm.to_vec(),
             grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
+            precompiled: scryer_builtin_plugins::precompiled(name)
+                .map(|(engine, code)| scryer_runtime::Precompiled { engine, code }),
         })
         .collect();
     Server::start(ServerConfig {
