@@ -16,7 +16,7 @@ pub fn tools() -> Vec<ToolSpec> {
                 "properties": {
                     "symbol": {"type": "string", "description": "name, Type::method or path"},
                     "file_path": {"type": "string", "description": "only this file's definitions; with line, the file the symbol is written in"},
-                    "line": {"type": "integer", "description": "with file_path: resolve the symbol written on this line (compiler-grade when precise data covers it)"},
+                    "line": {"type": "integer", "description": "with file_path: resolve the symbol written on this line (precise data when it covers it)"},
                     "offset": {"type": "integer", "description": "paging: first candidate"}
                 },
                 "required": ["symbol"]
