@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Scryer, repo_root};
+use support::{Scryer, copy_dir, repo_root};
 
 /// A fresh copy of `tests/fixtures/precise/<name>`.
 fn fixture(name: &str) -> tempfile::TempDir {
@@ -22,19 +22,6 @@ fn fixture(name: &str) -> tempfile::TempDir {
         dir.path(),
     );
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), dest).unwrap();
-        }
-    }
 }
 
 const PRECISE_ON: [(&str, &str); 2] = [
@@ -82,14 +69,6 @@ fn owned(list: &[(&str, u64)]) -> Vec<(String, u64)> {
     list.iter().map(|(f, l)| (f.to_string(), *l)).collect()
 }
 
-async fn refs(s: &Scryer, symbol: &str) -> Value {
-    s.call_json(
-        "find_references",
-        json!({"symbol": symbol, "view": "sites", "no_truncate": true}),
-    )
-    .await
-}
-
 #[tokio::test]
 async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_the_rerun() {
     let ws = fixture("rust");
@@ -104,7 +83,7 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
 
     // A method whose receivers the syntax tree cannot type (closure parameters): the
     // indexer tells the two `area` methods apart.
-    let v = refs(&s, "Circle::area").await;
+    let v = s.reference_sites("Circle::area").await;
     assert_eq!(v["precision"], "precise", "{v}");
     assert_eq!(v["complete"], true, "{v}");
     assert_eq!(
@@ -112,7 +91,7 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
         owned(&[("src/lib.rs", 7), ("src/lib.rs", 11)]),
         "{v}"
     );
-    let v = refs(&s, "Square::area").await;
+    let v = s.reference_sites("Square::area").await;
     assert_eq!(
         sites(&v),
         owned(&[("src/lib.rs", 7), ("src/lib.rs", 15)]),
@@ -144,7 +123,7 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
     std::fs::write(&lib, text).unwrap();
     let started = Instant::now();
     let v = loop {
-        let v = refs(&s, "Circle::area").await;
+        let v = s.reference_sites("Circle::area").await;
         if v["precision"] == "mixed" || started.elapsed() > Duration::from_secs(30) {
             break v;
         }
@@ -164,7 +143,7 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
     // Once edits settle the indexer runs again, and the answer is precise with the new site.
     let started = Instant::now();
     let v = loop {
-        let v = refs(&s, "Circle::area").await;
+        let v = s.reference_sites("Circle::area").await;
         if v["precision"] == "precise" || started.elapsed() > Duration::from_secs(240) {
             break v;
         }
@@ -190,7 +169,7 @@ async fn python_module_access_is_precise() {
         "{status}"
     );
 
-    let v = refs(&s, "with_tax").await;
+    let v = s.reference_sites("with_tax").await;
     assert_eq!(v["precision"], "precise", "{v}");
     assert_eq!(v["complete"], true, "{v}");
     assert_eq!(
@@ -202,7 +181,7 @@ async fn python_module_access_is_precise() {
         ]),
         "{v}"
     );
-    let v = refs(&s, "TAX_RATE").await;
+    let v = s.reference_sites("TAX_RATE").await;
     assert_eq!(
         sites(&v),
         owned(&[("shop/checkout.py", 8), ("shop/pricing.py", 7)]),
@@ -226,7 +205,7 @@ async fn typescript_imports_and_re_exports_are_precise_and_the_inferred_tsconfig
         "the tsconfig.json scip-typescript inferred is removed again"
     );
 
-    let v = refs(&s, "greet").await;
+    let v = s.reference_sites("greet").await;
     assert_eq!(v["precision"], "precise", "{v}");
     assert_eq!(
         sites(&v),
@@ -252,7 +231,7 @@ async fn a_missing_indexer_is_unavailable_and_answers_stay_heuristic() {
     let error = status["precise_languages"][0]["error"].to_string();
     assert!(error.contains("/nonexistent/rust-analyzer"), "{status}");
 
-    let v = refs(&s, "Circle::area").await;
+    let v = s.reference_sites("Circle::area").await;
     assert_eq!(v["precision"], "heuristic", "{v}");
     assert!(v["notes"].to_string().contains("unavailable"), "{v}");
     s.stop().await;
@@ -270,7 +249,7 @@ async fn precise_off_reports_off_and_heuristic_answers() {
         )
         .await;
     assert_eq!(v["precise"]["state"], "off", "{v}");
-    let v = refs(&s, "Square::area").await;
+    let v = s.reference_sites("Square::area").await;
     assert_eq!(v["precision"], "heuristic", "{v}");
     s.stop().await;
 }

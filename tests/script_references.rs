@@ -7,7 +7,7 @@
 
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::{Scryer, fixture_copy};
 
 /// `(file, line, kind)` of every site of a `view: "sites"` answer, and its `tie` if any.
@@ -31,21 +31,13 @@ fn row(file: &str, line: u64, kind: &str) -> (String, u64, String, Option<String
     (file.to_string(), line, kind.to_string(), None)
 }
 
-async fn references(s: &Scryer, symbol: &str) -> Value {
-    s.call_json(
-        "find_references",
-        json!({"symbol": symbol, "view": "sites", "no_truncate": true}),
-    )
-    .await
-}
-
 #[tokio::test]
 async fn python_module_access_and_function_local_imports_are_references() {
     let (_tmp, root) = fixture_copy("python-app");
     let s = Scryer::start(&[], &[("SCRYER_DEPENDENCIES", "off")]).await;
     s.index(&root).await;
 
-    let v = references(&s, "types::PRICE_CAP").await;
+    let v = s.reference_sites("types::PRICE_CAP").await;
     assert_eq!(v["definition"]["file_path"], "src/shop/types.py", "{v}");
     assert_eq!(
         sites(&v),
@@ -65,12 +57,12 @@ async fn python_module_access_and_function_local_imports_are_references() {
     assert_eq!(v["complete"], true, "{v}");
 
     // The other `PRICE_CAP` keeps its own use.
-    let v = references(&s, "legacy::PRICE_CAP").await;
+    let v = s.reference_sites("legacy::PRICE_CAP").await;
     assert_eq!(sites(&v), [row("src/shop/legacy.py", 5, "path")], "{v}");
 
     // A class reached as `types.Money(..)` and `shop.Money(..)`, and imported in
     // parentheses.
-    let v = references(&s, "Money").await;
+    let v = s.reference_sites("Money").await;
     assert_eq!(
         sites(&v),
         [
@@ -82,11 +74,11 @@ async fn python_module_access_and_function_local_imports_are_references() {
     );
 
     // `os.path.exists` is not this project's `exists`.
-    let v = references(&s, "exists").await;
+    let v = s.reference_sites("exists").await;
     assert_eq!(v["total_sites"], 0, "{v}");
 
     // `cart.check(1)`: nothing says what `cart` is, so the name alone ties it.
-    let v = references(&s, "Cart::check").await;
+    let v = s.reference_sites("Cart::check").await;
     assert_eq!(
         sites(&v),
         [(
@@ -108,7 +100,7 @@ async fn typescript_import_and_export_lines_are_references() {
     let s = Scryer::start(&[], &[("SCRYER_DEPENDENCIES", "off")]).await;
     s.index(&root).await;
 
-    let v = references(&s, "models::money::Money").await;
+    let v = s.reference_sites("models::money::Money").await;
     assert_eq!(v["definition"]["file_path"], "src/models/money.ts", "{v}");
     assert_eq!(
         sites(&v),
@@ -126,11 +118,11 @@ async fn typescript_import_and_export_lines_are_references() {
     assert_eq!(v["complete"], true, "{v}");
 
     // The other `Money` keeps its own use.
-    let v = references(&s, "legacy::Money").await;
+    let v = s.reference_sites("legacy::Money").await;
     assert_eq!(sites(&v), [row("src/legacy.ts", 3, "call")], "{v}");
 
     // An aliased re-export and a namespace member.
-    let v = references(&s, "ZERO").await;
+    let v = s.reference_sites("ZERO").await;
     assert_eq!(
         sites(&v),
         [
@@ -141,7 +133,7 @@ async fn typescript_import_and_export_lines_are_references() {
     );
 
     // A re-export and an aliased import.
-    let v = references(&s, "total").await;
+    let v = s.reference_sites("total").await;
     assert_eq!(
         sites(&v),
         [

@@ -36,7 +36,8 @@ pub fn shared_compile_cache() -> PathBuf {
     target_dir().join("scryer-test-compiled")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies a directory tree (fixtures into a temporary directory).
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -160,6 +161,15 @@ pub struct Scryer {
 }
 
 impl Scryer {
+    /// `find_references` in the `sites` view, uncut.
+    pub async fn reference_sites(&self, symbol: &str) -> Value {
+        self.call_json(
+            "find_references",
+            serde_json::json!({"symbol": symbol, "view": "sites", "no_truncate": true}),
+        )
+        .await
+    }
+
     /// Starts `scryer --db <tmp> serve <extra>` with `env` set.
     pub async fn start(extra: &[&str], env: &[(&str, &str)]) -> Scryer {
         let state = tempfile::Builder::new()
