@@ -22,19 +22,11 @@ pub struct ScipMetadata {
     pub project_root: String,
 }
 
-/// One occurrence, 1-based lines and columns (columns as the indexer counts them).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScipOccurrence {
-    pub symbol: String,
-    pub line: u32,
-    pub column: u32,
-    pub end_line: u32,
-    pub end_column: u32,
-    /// SCIP `SymbolRole` bits (1 definition, 2 import, 4 write, 8 read, ...).
-    pub roles: i32,
-    /// The range of the enclosing definition (start and end line), when given.
-    pub enclosing: Option<(u32, u32)>,
-}
+/// One occurrence, 1-based lines and columns (columns as the indexer counts them), in
+/// the shape the database stores it: `roles` are SCIP `SymbolRole` bits (1 definition,
+/// 2 import, 4 write, 8 read, ...), `enclosing` the enclosing definition's start and end
+/// line when given.
+pub use scryer_db::PreciseOccurrenceRow as ScipOccurrence;
 
 pub const ROLE_DEFINITION: i32 = 1;
 pub const ROLE_IMPORT: i32 = 2;

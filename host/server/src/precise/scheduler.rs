@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use scryer_db::{PreciseOccurrenceRow, PreciseRunRow, ProjectRow};
+use scryer_db::{PreciseRunRow, ProjectRow};
 use scryer_engine::precise::scip_read::{ScipDocument, ScipItem};
 use scryer_engine::precise::{Detection, PreciseLanguage, read_scip, run_indexer};
 
@@ -264,21 +264,8 @@ pub(crate) async fn ingest(
                 Err(_) => return Ok(()),
             },
         };
-        let occurrences = d
-            .occurrences
-            .into_iter()
-            .map(|o| PreciseOccurrenceRow {
-                symbol: o.symbol,
-                line: o.line,
-                column: o.column,
-                end_line: o.end_line,
-                end_column: o.end_column,
-                roles: o.roles,
-                enclosing: o.enclosing,
-            })
-            .collect();
         stored_paths.insert(rel.clone());
-        writer.add_document(rel, hash, occurrences).await
+        writer.add_document(rel, hash, d.occurrences).await
     };
     if let Some(d) = pending_doc {
         store(d).await?;
