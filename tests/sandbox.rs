@@ -2,6 +2,10 @@
 //! too much gets a clear error naming the limit, and the next call works. A router
 //! that imports an interface it is not granted is refused at load, naming the import.
 //! Each fixture component is built for wasm32-wasip2 by the test suite itself.
+//! Issue 19 adds host-call spam, a host-call chain past the wall timeout, unbounded
+//! recursion, bodies that are not JSON or not UTF-8, a cut body claiming `complete`,
+//! a 10 MB error message and memory kept across calls, and a second session served
+//! while the first one's router spins (docs/learnings/reliability.md).
 
 mod support;
 
@@ -111,5 +115,207 @@ fn a_router_importing_the_filesystem_is_refused_at_load() {
     assert!(
         stderr.contains("imports `wasi:filesystem/") && stderr.contains("not granted"),
         "the error should name the import: {stderr}"
+    );
+}
+
+async fn hostile_with_wall(ms: &str) -> Scryer {
+    let wasm = fixture_component("scryer-fixture-hostile");
+    Scryer::start(
+        &["--plugin", wasm.to_str().unwrap()],
+        &[
+            ("SCRYER_PLUGIN_CPU_MS", "300"),
+            ("SCRYER_PLUGIN_MEMORY_MIB", "32"),
+            ("SCRYER_PLUGIN_TIMEOUT_MS", ms),
+        ],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_million_host_calls_end_within_the_limits() {
+    let s = hostile_with_wall("4000").await;
+    let started = Instant::now();
+    let (text, is_error) = s.call("host_spam", json!({})).await;
+    assert!(started.elapsed() < Duration::from_secs(8), "{text:.200}");
+    // Either it finished (a million cheap calls) or a limit stopped it, named.
+    assert!(
+        (!is_error && text.contains("1000000 tokens counted"))
+            || text.contains("did not answer within 4s")
+            || text.contains("CPU deadline"),
+        "{text:.300}"
+    );
+    let (ok, is_error) = s.call("ok", json!({})).await;
+    assert!(!is_error && ok == "ok, 2 tokens", "{ok}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn host_calls_chained_past_the_wall_timeout_are_abandoned() {
+    let s = hostile_with_wall("1500").await;
+    misbehaves_then_recovers(&s, "slow_chain", "did not answer within 1.5s").await;
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn unbounded_recursion_is_a_crash() {
+    let s = hostile().await;
+    misbehaves_then_recovers(&s, "recurse", "router `hostile` crashed").await;
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_utf8_is_refused() {
+    let s = hostile().await;
+    misbehaves_then_recovers(&s, "bad_utf8", "router `hostile` crashed").await;
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn bodies_that_are_not_json_or_claim_complete_while_cut_are_passed_as_text() {
+    let s = hostile().await;
+    // The body is the router's own: the host forwards it as text, flagged when cut.
+    let (text, is_error) = s.call("not_json", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(text.starts_with("{\"items\": [1, 2,"), "{text}");
+    let (text, _) = s.call("cut_but_complete", json!({})).await;
+    assert!(text.contains("truncated") || text.contains("cut"), "{text}");
+    let (ok, is_error) = s.call("ok", json!({})).await;
+    assert!(!is_error && ok == "ok, 2 tokens", "{ok}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_error_message_is_cut() {
+    let s = hostile().await;
+    let (text, is_error) = s.call("error_flood", json!({})).await;
+    assert!(is_error);
+    assert!(text.len() < 64 << 10, "{} bytes of error", text.len());
+    assert!(text.contains("internal error: eee"), "{text:.200}");
+    assert!(text.contains("bytes cut"), "{text:.200}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn memory_kept_in_a_global_does_not_outlive_the_call() {
+    let s = hostile().await;
+    for _ in 0..12 {
+        // 12 x 4 MiB against a 32 MiB cap: each call starts from a fresh store.
+        let (text, is_error) = s.call("leak", json!({})).await;
+        assert!(!is_error && text == "holding 4 MiB", "{text}");
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn another_session_is_served_while_a_router_spins() {
+    let s = hostile().await;
+    let db = s.state.path().join("index.db");
+    let wasm = fixture_component("scryer-fixture-hostile");
+    let other = Scryer::start_with_db(&db, &["--plugin", wasm.to_str().unwrap()], &[]).await;
+    let spinning = tokio::spawn(async move {
+        let r = s.call("spin", json!({})).await;
+        (s, r)
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = Instant::now();
+    let list = other.call_json("list_projects", json!({})).await;
+    assert_eq!(list["total"], 0);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let (s, (text, is_error)) = spinning.await.unwrap();
+    assert!(is_error && text.contains("CPU deadline"), "{text}");
+    other.stop().await;
+    s.stop().await;
+}
+
+/// `scryer plugin list --plugin <fixture>`: whether it loaded, and what it said.
+fn list_with(package: &str) -> (bool, String) {
+    let wasm = fixture_component(package);
+    let state = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = std::process::Command::new(scryer_bin())
+        .arg("--db")
+        .arg(state.path().join("index.db"))
+        .arg("--compile-cache")
+        .arg(shared_compile_cache())
+        .args(["plugin", "list", "--plugin"])
+        .arg(&wasm)
+        .env("SCRYER_CONFIG_DIR", state.path().join("config"))
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{package}: loading took {:?}",
+        started.elapsed()
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned()
+        + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+#[test]
+fn a_router_whose_describe_goes_wrong_is_refused_at_load_naming_why() {
+    let shapes = [
+        ("scryer-fixture-describe-trap", "crashed"),
+        ("scryer-fixture-describe-many", "tools"),
+        ("scryer-fixture-describe-huge", "description"),
+        ("scryer-fixture-describe-ref", "$ref"),
+        ("scryer-fixture-describe-badjson", "JSON"),
+        ("scryer-fixture-describe-clash", "search_symbols"),
+    ];
+    let mut wrong = Vec::new();
+    for (package, expected) in shapes {
+        let (loaded, text) = list_with(package);
+        if loaded || !text.contains(expected) {
+            wrong.push(format!(
+                "{package}: loaded={loaded}, expected {expected:?} in: {}",
+                text.chars().take(400).collect::<String>()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The hostile fixture with every `scryer:router/…@0.1.0` name renamed to `@0.9.0` (the
+/// same length, so the component stays well formed): a WIT version no host knows.
+fn unknown_version_component(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut bytes = std::fs::read(fixture_component("scryer-fixture-hostile")).unwrap();
+    let (name, old, new) = (b"scryer:router/", b"@0.1.0", b"@0.9.0");
+    let mut patched = 0;
+    let mut i = 0;
+    while i + name.len() < bytes.len() {
+        if bytes[i..].starts_with(name) {
+            let end = (i + 64).min(bytes.len());
+            if let Some(at) = bytes[i..end].windows(old.len()).position(|w| w == old) {
+                bytes[i + at..i + at + new.len()].copy_from_slice(new);
+                patched += 1;
+            }
+        }
+        i += 1;
+    }
+    assert!(patched > 0, "no versioned name found to patch");
+    let path = dir.join("unknown-version.wasm");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn a_router_built_against_an_unknown_wit_version_is_refused_naming_the_versions() {
+    let state = tempfile::tempdir().unwrap();
+    let wasm = unknown_version_component(state.path());
+    let out = std::process::Command::new(scryer_bin())
+        .arg("--db")
+        .arg(state.path().join("index.db"))
+        .arg("--compile-cache")
+        .arg(shared_compile_cache())
+        .args(["plugin", "list", "--plugin"])
+        .arg(&wasm)
+        .env("SCRYER_CONFIG_DIR", state.path().join("config"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "loaded: {stderr}");
+    assert!(
+        stderr.contains("0.9.0") && stderr.contains("0.1"),
+        "the error should name the version and the supported ones: {stderr}"
     );
 }

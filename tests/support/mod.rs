@@ -102,7 +102,16 @@ pub fn plugin_ok(cfg: &Path, args: &[&str]) -> String {
 /// once per test binary, and returns its path.
 pub fn fixture_component(package: &str) -> PathBuf {
     static BUILT: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    const PACKAGES: [&str; 2] = ["scryer-fixture-hostile", "scryer-fixture-filesystem"];
+    const PACKAGES: [&str; 8] = [
+        "scryer-fixture-hostile",
+        "scryer-fixture-filesystem",
+        "scryer-fixture-describe-trap",
+        "scryer-fixture-describe-many",
+        "scryer-fixture-describe-huge",
+        "scryer-fixture-describe-ref",
+        "scryer-fixture-describe-badjson",
+        "scryer-fixture-describe-clash",
+    ];
     let built = BUILT.get_or_init(|| {
         scryer_wasm_build::build_components(
             Path::new(env!("CARGO")),

@@ -68,6 +68,7 @@ pub(crate) async fn run(args: DoctorArgs) -> Result<()> {
     let mut f = Findings::default();
     let daemon_pid = check_daemon(&args.db, &mut f).await;
     check_database(&args.db, daemon_pid, &mut f).await;
+    check_kept_aside(&args.db, &mut f);
     check_compile_cache(args.compile_cache.as_deref(), &mut f);
     check_plugins(args.compile_cache.clone(), &args.plugin_home, &mut f).await;
     check_clients(&mut f);
@@ -288,6 +289,20 @@ async fn check_database(db: &Path, daemon_pid: Option<u32>, f: &mut Findings) {
                 "its index run did not finish; the next server start finishes it".to_string(),
             );
         }
+    }
+}
+
+/// Databases set aside as damaged (ADR 0025): what happened, where the file is kept.
+fn check_kept_aside(db: &Path, f: &mut Findings) {
+    for (kept, why) in scryer_db::kept_aside(db) {
+        f.warn(
+            "database",
+            format!(
+                "an earlier database {why}: it was kept at {} and a fresh index was built; \
+                 delete it (and its .why note) once you no longer need it",
+                kept.display()
+            ),
+        );
     }
 }
 

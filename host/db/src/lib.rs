@@ -5,6 +5,7 @@
 //!
 //! turso lets one process open a database file; scryer's server is that process.
 
+mod damage;
 mod decisions;
 mod deps;
 mod edges;
@@ -15,6 +16,7 @@ mod schema;
 mod search_rows;
 mod telemetry;
 
+pub use damage::{NOTE_SUFFIX, SetAside, kept_aside};
 pub use decisions::*;
 pub use deps::*;
 pub use edges::*;
@@ -440,6 +442,14 @@ impl Db {
             None => None,
         };
         drop(rows);
+        if let Some(v) = stored.filter(|v| *v > SCHEMA_VERSION) {
+            // Migrating down would destroy what a newer build wrote: the caller keeps the
+            // file aside instead (`Db::open_or_set_aside`).
+            anyhow::bail!(
+                "{} {v}; this build reads {SCHEMA_VERSION})",
+                damage::NEWER_SCHEMA
+            );
+        }
         if stored.is_some_and(|v| v < 4) {
             // Rows from before 4 are not numbered within their file (`file_rows`), so no
             // by-file read would find them: the stored index goes, and every project and

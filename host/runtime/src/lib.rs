@@ -656,7 +656,7 @@ impl Runtime {
                 instance.call(store, &tool, &arguments, &context)
             })
             .await?;
-        let result = answer.map_err(CallFailure::Router)?;
+        let result = answer.map_err(|e| CallFailure::Router(limits::cap_call_error(e)))?;
         let limit = self.inner.limits.max_answer_bytes;
         if result.body.len() > limit {
             return Err(CallFailure::AnswerTooLarge {

@@ -39,6 +39,32 @@ impl Default for Limits {
     }
 }
 
+/// Longest error message a router's typed error may carry to the client, in bytes;
+/// the rest is cut at a character boundary and counted in the message (a router once
+/// returned 10 MB of error text, which reached the agent whole).
+pub const MAX_ERROR_MESSAGE_BYTES: usize = 8 << 10;
+
+/// A router's typed error with its message cut to [`MAX_ERROR_MESSAGE_BYTES`].
+pub fn cap_call_error(e: crate::wit::CallError) -> crate::wit::CallError {
+    use crate::wit::CallError as E;
+    let cap = |m: String| {
+        if m.len() <= MAX_ERROR_MESSAGE_BYTES {
+            return m;
+        }
+        let mut end = MAX_ERROR_MESSAGE_BYTES;
+        while !m.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}… ({} bytes cut)", &m[..end], m.len() - end)
+    };
+    match e {
+        E::InvalidArgument(m) => E::InvalidArgument(cap(m)),
+        E::NotFound(m) => E::NotFound(cap(m)),
+        E::Denied(m) => E::Denied(cap(m)),
+        E::Internal(m) => E::Internal(cap(m)),
+    }
+}
+
 /// Environment variables that override the defaults.
 pub const ENV_CPU_DEADLINE_MS: &str = "SCRYER_PLUGIN_CPU_MS";
 pub const ENV_WALL_TIMEOUT_MS: &str = "SCRYER_PLUGIN_TIMEOUT_MS";
@@ -216,5 +242,18 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(l.deadline_ticks(), 2);
+    }
+
+    #[test]
+    fn a_router_error_message_is_cut_at_a_character_boundary() {
+        use crate::wit::CallError;
+        let long = "é".repeat(MAX_ERROR_MESSAGE_BYTES);
+        let CallError::Internal(m) = cap_call_error(CallError::Internal(long)) else {
+            panic!("the variant is kept");
+        };
+        assert!(m.len() < MAX_ERROR_MESSAGE_BYTES + 64, "{}", m.len());
+        assert!(m.ends_with(&format!("({} bytes cut)", MAX_ERROR_MESSAGE_BYTES)), "{m:.80}");
+        let short = CallError::NotFound("no such tool".into());
+        assert!(matches!(cap_call_error(short), CallError::NotFound(m) if m == "no such tool"));
     }
 }

@@ -320,9 +320,12 @@ impl Server {
         if !config.plugins.is_empty() || installed.is_some() {
             tokio::task::spawn_blocking(tokens::warm_up);
         }
-        let db = Db::open(&config.db_path)
+        let (db, set_aside) = Db::open_or_set_aside(&config.db_path)
             .await
             .map_err(|e| daemon::explain_open_error(e, &config.db_path))?;
+        if let Some(aside) = set_aside {
+            tracing::warn!("{}", aside.message(&config.db_path));
+        }
         let db_ms = started.elapsed().as_millis() as u64;
         let core = Core::start(db, &config);
         let cache = match &config.compile_cache {
