@@ -92,3 +92,86 @@ async fn a_new_plugin_builds_verifies_installs_and_answers() {
     );
     s.stop().await;
 }
+
+/// `cargo package -p scryer-plugin-sdk` into `target`, unpacked into `into`; returns the
+/// unpacked crate's folder (no scryer tree in it: its WIT is inside).
+fn packaged_sdk(target: &std::path::Path, into: &std::path::Path) -> std::path::PathBuf {
+    let out = std::process::Command::new(env!("CARGO"))
+        .current_dir(support::repo_root())
+        .args([
+            "package",
+            "-p",
+            "scryer-plugin-sdk",
+            "--no-verify",
+            "--allow-dirty",
+            "--offline",
+            "--target-dir",
+        ])
+        .arg(target)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo package failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let version = env!("CARGO_PKG_VERSION");
+    let krate = target.join(format!("package/scryer-plugin-sdk-{version}.crate"));
+    let untar = std::process::Command::new("tar")
+        .arg("xzf")
+        .arg(&krate)
+        .arg("-C")
+        .arg(into)
+        .status()
+        .unwrap();
+    assert!(untar.success(), "unpacking {}", krate.display());
+    into.join(format!("scryer-plugin-sdk-{version}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_plugin_builds_from_the_packaged_sdk_alone() {
+    let work = tempfile::Builder::new()
+        .prefix("scryer-plugin-pkg-")
+        .tempdir()
+        .unwrap();
+    let sdk = packaged_sdk(&work.path().join("target"), work.path());
+    assert!(
+        sdk.join("wit/router.wit").is_file(),
+        "the WIT is inside the package"
+    );
+    let manifest = std::fs::read_to_string(sdk.join("Cargo.toml")).unwrap();
+    assert!(
+        !manifest.contains("path ="),
+        "no path dependencies: {manifest}"
+    );
+
+    let project = work.path().join("pkg-words");
+    let out = std::process::Command::new(support::scryer_bin())
+        .args(["plugin", "new", "pkg-words", "--dir"])
+        .arg(&project)
+        .arg("--sdk-path")
+        .arg(&sdk)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let toml = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        toml.contains(&format!("scryer-plugin-sdk = \"{version}\""))
+            && toml.contains("[patch.crates-io]"),
+        "the SDK by version, the package by path override: {toml}"
+    );
+
+    let wasm = build_plugin(&project, "pkg_words", &project.join("pkg-words.wasm"));
+    let cfg = work.path().join("config");
+    let verify = plugin(&cfg, &["verify", wasm.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&verify.stdout).into_owned();
+    assert!(
+        report.contains("pkg-words 0.1.0 (WIT 0.4.0") && report.contains("tools: pkg_words_words"),
+        "{report}"
+    );
+}

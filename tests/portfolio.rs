@@ -4,6 +4,9 @@
 //!   installed, loaded and answers next to the 0.3 routers.
 //! - So is one built against WIT 0.2 (tests/fixtures/plugins/v0_2_catalog), through an
 //!   interface 0.2 added (`catalog`) and one 0.3 extended (`index`).
+//! - So is one built against WIT 0.3 (tests/fixtures/plugins/v0_3_names), through the
+//!   index reads 0.3 added; it has no 0.4 `answer`, so the host adds its notes to the
+//!   body and reads the files it names from its JSON, as before 0.4.
 //! - The portfolio plugin (plugins/portfolio, WIT 0.3 through the SDK) is installed as an
 //!   external plugin; without `git-read` it is refused at load with the grant named, and
 //!   once granted every tool answers over two temporary git repositories registered as
@@ -21,11 +24,12 @@ use support::{Scryer, plugin, repo_root};
 const PORTFOLIO: &str = "scryer-portfolio";
 const LEGACY: &str = "scryer-fixture-v0-1-echo";
 const CENSUS: &str = "scryer-fixture-v0-2-catalog";
+const NAMES: &str = "scryer-fixture-v0-3-names";
 
-/// Builds the three components for wasm32-wasip2 once per test binary.
+/// Builds the four components for wasm32-wasip2 once per test binary.
 fn component(package: &str) -> PathBuf {
     static BUILT: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    const PACKAGES: [&str; 3] = [PORTFOLIO, LEGACY, CENSUS];
+    const PACKAGES: [&str; 4] = [PORTFOLIO, LEGACY, CENSUS, NAMES];
     let built = BUILT.get_or_init(|| {
         // `<target>/debug/deps/<test>`: the fixtures share the target dir's wasm folder.
         let exe = std::env::current_exe().unwrap();
@@ -156,6 +160,55 @@ async fn a_router_built_against_wit_0_2_still_loads_and_answers() {
         )
         .await;
     assert!(refs.to_string().contains("src/lib.rs"), "{refs}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_router_built_against_wit_0_3_still_loads_and_answers_with_host_notes_and_freshness() {
+    let cfg = tempfile::tempdir().unwrap();
+    let names = component(NAMES);
+    let names = names.to_str().unwrap();
+    let verified =
+        String::from_utf8_lossy(&plugin(cfg.path(), &["verify", names]).stdout).into_owned();
+    assert!(verified.contains("(WIT 0.3.0"), "{verified}");
+    ok(cfg.path(), &["add", names, "--grant", "index-read"]);
+
+    let s = Scryer::with_config_dir(cfg.path()).await;
+    let work = tempfile::tempdir().unwrap();
+    let root = repo(work.path(), "names-demo", "start");
+    std::fs::write(root.join("src/main.rs"), "fn main() { jam(); }\n").unwrap();
+    s.index(&root).await;
+    let project = root.to_str().unwrap();
+    let v = s
+        .call_json(
+            "name_files",
+            json!({"name": "jam", "project": project, "nmae": 1}),
+        )
+        .await;
+    assert_eq!(v["wit"], "0.3.0");
+    assert_eq!(v["calls"], 1, "references-of-kinds@0.3.0 is linked: {v}");
+    assert_eq!(
+        v["files"],
+        json!([{"file_path": "src/lib.rs"}, {"file_path": "src/main.rs"}]),
+        "files-naming@0.3.0 is linked: {v}"
+    );
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("ignored unknown argument `nmae`: name_files accepts name, project"),
+        "the host's note is in a 0.3 answer: {v}"
+    );
+    // A file the answer names changes behind the index: the host refreshes it (read from
+    // the answer's `file_path` keys) and asks again.
+    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let v = s
+        .call_json("name_files", json!({"name": "jam", "project": project}))
+        .await;
+    assert_eq!(v["calls"], 0, "answered again on the fresh index: {v}");
+    assert!(
+        v["notes"].to_string().contains("refreshed 1 file(s)"),
+        "{v}"
+    );
+    assert_eq!(v["complete"], false, "{v}");
     s.stop().await;
 }
 

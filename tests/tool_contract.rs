@@ -135,7 +135,7 @@ async fn the_full_profile_lists_19_portable_tools_within_the_size_budget() {
         assert!(t.annotations.is_some(), "{} has no annotations", t.name);
     }
     println!("total {total} chars");
-    assert!(total <= 14_000, "tool definitions take {total} characters");
+    assert!(total <= 13_600, "tool definitions take {total} characters");
 
     let instructions = s
         .client
@@ -170,6 +170,11 @@ async fn the_core_profile_lists_six_always_loaded_tools_and_still_accepts_the_ot
         .peer_info()
         .and_then(|i| i.instructions.clone())
         .unwrap_or_default();
+    assert!(
+        instructions.len() <= 1800,
+        "core instructions take {} chars",
+        instructions.len()
+    );
     for t in CORE {
         assert!(
             instructions.contains(t),

@@ -175,11 +175,14 @@ fn main() -> anyhow::Result<()> {
 
         let (plugin, _) = server.registry().tool("find_references").expect("navigation is loaded");
         let plugin = plugin.clone();
-        let call_ctx = scryer_runtime::wit::CallContext {
-            project: native.scope.project.clone(),
-            budget_tokens: Some(1500),
-            budget_explicit: false,
-            format: scryer_runtime::wit::OutputFormat::Json,
+        let call_ctx = scryer_runtime::wit::AnswerContext {
+            call: scryer_runtime::wit::CallContext {
+                project: native.scope.project.clone(),
+                budget_tokens: Some(1500),
+                budget_explicit: false,
+                format: scryer_runtime::wit::OutputFormat::Json,
+            },
+            notes: Vec::new(),
         };
         let direct = server.runtime().call(&plugin, native.scope.clone(), "find_references", &args_text, &call_ctx).await?;
         assert_eq!(direct.body, native_answer, "runtime.call and native answers differ");

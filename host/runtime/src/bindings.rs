@@ -217,27 +217,52 @@ impl RouterInstance {
         }
     }
 
-    pub(crate) fn call(
+    /// Each tool's traits: a 0.4 router says them, an older one gets the host's former
+    /// knowledge of it (`compat`).
+    pub(crate) fn describe_traits(
         &self,
         store: impl AsContextMut<Data = CallState>,
+        description: &types::PluginDescription,
+    ) -> wasmtime::Result<Vec<types::ToolTraits>> {
+        match self {
+            RouterInstance::V0_4(i) => i.scryer_router_plugin().call_describe_traits(store),
+            _ => Ok(description
+                .tools
+                .iter()
+                .map(crate::compat::traits_of)
+                .collect()),
+        }
+    }
+
+    /// One call: `answer` on a 0.4 router; `call` on an older one, whose answer then
+    /// gets the host's notes and its files the way it did before 0.4 (`compat`).
+    pub(crate) fn answer(
+        &self,
+        mut store: impl AsContextMut<Data = CallState>,
         tool: &str,
         arguments: &str,
-        context: &types::CallContext,
-    ) -> wasmtime::Result<Result<types::CallResult, types::CallError>> {
-        match self {
+        context: &types::AnswerContext,
+    ) -> wasmtime::Result<Result<types::ToolAnswer, types::CallError>> {
+        let call = &context.call;
+        let result = match self {
             RouterInstance::V0_1(i) => i
                 .scryer_router_plugin()
-                .call_call(store, tool, arguments, context),
+                .call_call(&mut store, tool, arguments, call),
             RouterInstance::V0_2(i) => i
                 .scryer_router_plugin()
-                .call_call(store, tool, arguments, context),
+                .call_call(&mut store, tool, arguments, call),
             RouterInstance::V0_3(i) => i
                 .scryer_router_plugin()
-                .call_call(store, tool, arguments, context),
-            RouterInstance::V0_4(i) => i
-                .scryer_router_plugin()
-                .call_call(store, tool, arguments, context),
-        }
+                .call_call(&mut store, tool, arguments, call),
+            RouterInstance::V0_4(i) => {
+                return i
+                    .scryer_router_plugin()
+                    .call_answer(store, tool, arguments, context);
+            }
+        };
+        let state = store.as_context_mut();
+        let state = state.data();
+        Ok(result?.map(|r| crate::compat::answer_of(r, tool, context, &*state.host, &state.scope)))
     }
 }
 
@@ -493,6 +518,10 @@ impl projects::Host for CallState {
         project: String,
     ) -> Result<projects::PreciseStage, types::CallError> {
         self.in_host(|host, scope| host.precise_status(scope, &project))
+    }
+
+    fn index_gaps(&mut self, project: String) -> Result<Option<String>, types::CallError> {
+        self.in_host(|host, scope| host.index_gaps(scope, &project))
     }
 }
 

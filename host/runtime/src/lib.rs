@@ -12,6 +12,7 @@
 mod bindings;
 pub mod cache;
 pub mod capabilities;
+mod compat;
 pub mod installed;
 pub mod limits;
 pub mod manifest;
@@ -55,8 +56,9 @@ pub mod wit {
     };
     pub use crate::bindings::scryer::router::search::{SearchHit, SearchPage, SearchScope};
     pub use crate::bindings::scryer::router::types::{
-        CallContext, CallError, CallResult, ItemBudget, OutputFormat, PluginDescription, Project,
-        ToolAnnotations, ToolDefinition,
+        AnswerContext, CallContext, CallError, CallResult, HostNote, HostParameter,
+        InstructionsEntry, ItemBudget, OutputFormat, PluginDescription, Project, ToolAnnotations,
+        ToolAnswer, ToolDefinition, ToolTier, ToolTraits,
     };
     /// The newest WIT package version this host implements (every older released one is
     /// linked too, see [`crate::WitVersion`]).
@@ -158,6 +160,15 @@ pub trait HostServices: Send + Sync + 'static {
             definitions: Vec::new(),
             note: Some("this host keeps no precise data".into()),
         })
+    }
+    /// Since WIT 0.4: what a project's index runs left out, as the note an answer
+    /// about it carries; `None` when nothing was.
+    fn index_gaps(
+        &self,
+        _scope: &CallScope,
+        _project: &str,
+    ) -> Result<Option<String>, wit::CallError> {
+        Ok(None)
     }
     /// Since WIT 0.4: a project's precise stage.
     fn precise_status(
@@ -373,6 +384,8 @@ fn describe_call_error(e: &wit::CallError) -> String {
 /// A loaded plugin: compiled, linked against its grants, described.
 pub struct Plugin {
     pub description: wit::PluginDescription,
+    /// Each tool's traits, in `description.tools` order.
+    pub traits: Vec<wit::ToolTraits>,
     pub grants: Grants,
     /// How the compiled code was obtained on this load.
     pub cache_outcome: CacheOutcome,
@@ -393,6 +406,11 @@ impl Plugin {
     /// The WIT version the plugin was built against (and is linked under).
     pub fn wit_version(&self) -> WitVersion {
         self.wit_version
+    }
+
+    /// The traits of one of its tools (every tool it describes has them).
+    pub fn traits_of(&self, tool: &str) -> Option<&wit::ToolTraits> {
+        self.traits.iter().find(|t| t.tool == tool)
     }
 }
 
@@ -622,14 +640,20 @@ impl Runtime {
             project: None,
             session: 0,
         };
-        let description = self
-            .run(&pre, scope, |instance, store| instance.describe(store))
+        let (description, traits) = self
+            .run(&pre, scope, |instance, store| {
+                let description = instance.describe(&mut *store)?;
+                let traits = instance.describe_traits(&mut *store, &description)?;
+                Ok((description, traits))
+            })
             .await
             .map_err(|e| invalid(format!("describe failed: {e}")))?;
         validate_description(&description).map_err(invalid)?;
+        validate_traits(&description, &traits).map_err(invalid)?;
         Ok(Plugin {
             name: Arc::from(description.name.as_str()),
             description,
+            traits,
             grants,
             cache_outcome: compiled.cache_outcome,
             precompiled_unused: compiled.precompiled_unused,
@@ -639,21 +663,23 @@ impl Runtime {
         })
     }
 
-    /// Calls `tool` on `plugin` in a fresh store under the limits.
+    /// Calls `tool` on `plugin` in a fresh store under the limits. The answer carries
+    /// `context.notes` (and the project notes for the roots it names) and says the files
+    /// it is about, whatever WIT version the plugin was built against.
     pub async fn call(
         &self,
         plugin: &Plugin,
         scope: CallScope,
         tool: &str,
         arguments: &str,
-        context: &wit::CallContext,
-    ) -> Result<wit::CallResult, CallFailure> {
+        context: &wit::AnswerContext,
+    ) -> Result<wit::ToolAnswer, CallFailure> {
         let tool = tool.to_string();
         let arguments = arguments.to_string();
         let context = context.clone();
         let answer = self
             .run(&plugin.pre, scope, move |instance, store| {
-                instance.call(store, &tool, &arguments, &context)
+                instance.answer(store, &tool, &arguments, &context)
             })
             .await?;
         let result = answer.map_err(|e| CallFailure::Router(limits::cap_call_error(e)))?;
@@ -782,6 +808,20 @@ fn check_imports(label: &str, imports: &[String], grants: &Grants) -> Result<(),
                 allowed: allowed.join(", "),
             });
         }
+    }
+    Ok(())
+}
+
+/// One traits record per tool, in the description's order.
+fn validate_traits(d: &wit::PluginDescription, traits: &[wit::ToolTraits]) -> Result<(), String> {
+    let tools: Vec<&str> = d.tools.iter().map(|t| t.name.as_str()).collect();
+    let described: Vec<&str> = traits.iter().map(|t| t.tool.as_str()).collect();
+    if tools != described {
+        return Err(format!(
+            "describe-traits names the tools [{}] but describe lists [{}]; give one traits record per tool, in the same order",
+            described.join(", "),
+            tools.join(", ")
+        ));
     }
     Ok(())
 }

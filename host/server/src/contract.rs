@@ -1,67 +1,18 @@
 //! The tool contract the host keeps for every router, first-party or not: which tools a
 //! profile lists, which host parameters a tool's published schema shows, whether a
-//! schema is portable, and how arguments are coerced to the published types.
+//! schema is portable, and how arguments are coerced to the published types. What a
+//! tool is (its tier, the host parameters it publishes) comes from its traits (WIT 0.4
+//! `tool-traits`; for older routers `scryer_runtime`'s compatibility path): the host
+//! knows no tool by name.
 //!
 //! Publishing and accepting are separate: a call may send `max_tokens`, `no_truncate`
 //! or `project` to any tool (the host reads them in `dispatch`), but the schemas show
-//! them only where they matter, to keep tool definitions small: `project` on every tool
-//! whose answer depends on the project. Any other argument a tool's published schema
-//! does not name is reported in the answer's notes, never dropped silently.
+//! them only where the tool's traits say they matter, to keep tool definitions small.
+//! Any other argument a tool's published schema does not name is reported in the
+//! answer's notes, never dropped silently.
 
-use scryer_runtime::wit::ToolDefinition;
+use scryer_runtime::wit::{HostParameter, ToolDefinition, ToolTier, ToolTraits};
 use serde_json::{Map, Value, json};
-
-/// The tools of the `core` profile: the ones an agent reaches for first.
-pub const CORE_TOOLS: &[&str] = &[
-    "search_symbols",
-    "inspect_symbol",
-    "find_references",
-    "get_file_outline",
-    "get_enclosing_scope",
-    "calculate_blast_radius",
-];
-
-/// Tools whose answers are large enough that callers tune the budget.
-pub const BUDGET_PARAM_TOOLS: &[&str] = &[
-    "find_references",
-    "search_symbols",
-    "get_file_outline",
-    "trace_call_hierarchy",
-    "get_crate_outline",
-];
-
-/// Tools that do not read the code index but answer about one project (its status,
-/// its usage, its decisions): they publish `project`, as every index-reading tool does.
-pub const PROJECT_PARAM_TOOLS: &[&str] = &[
-    "switch_active_project",
-    "delete_project",
-    "get_indexing_status",
-    "get_token_savings_metrics",
-    "query_adrs",
-    "record_adr",
-    "delete_adr",
-];
-
-/// Tools whose subject is a project: their `project` carries a description.
-const PROJECT_SUBJECT_TOOLS: &[&str] = &[
-    "switch_active_project",
-    "delete_project",
-    "get_indexing_status",
-    "get_token_savings_metrics",
-];
-
-/// Tools whose answer does not depend on the call's project: they never publish it.
-pub const PROJECTLESS_TOOLS: &[&str] = &["index_workspace", "list_projects"];
-
-/// Whether `tool` publishes `project`: every tool whose behaviour depends on which
-/// project the call is about (the index-reading ones and [`PROJECT_PARAM_TOOLS`]).
-pub fn publishes_project(tool: &str, reads_index: bool) -> bool {
-    !PROJECTLESS_TOOLS.contains(&tool) && (reads_index || PROJECT_PARAM_TOOLS.contains(&tool))
-}
-
-/// Tools whose answers report a project's index facts: the host adds what the index
-/// left out (links leaving the root, files too large) to them.
-pub const STATUS_TOOLS: &[&str] = &["index_workspace", "get_indexing_status"];
 
 /// Whether a tool writes or deletes what a project holds, read from its definition: not
 /// read-only, and destructive or not idempotent (`record_adr`, `delete_adr`,
@@ -82,7 +33,7 @@ pub enum Profile {
     /// Every loaded tool.
     #[default]
     Full,
-    /// [`CORE_TOOLS`].
+    /// The tools whose tier is `core`.
     Core,
     /// The tools of the named plugins, or the named tools (comma-separated).
     Named(Vec<String>),
@@ -106,12 +57,12 @@ impl Profile {
         }
     }
 
-    /// Whether the profile lists `tool` of `plugin`.
-    pub fn lists(&self, plugin: &str, tool: &str) -> bool {
+    /// Whether the profile lists the tool with `traits` of `plugin`.
+    pub fn lists(&self, plugin: &str, traits: &ToolTraits) -> bool {
         match self {
             Profile::Full => true,
-            Profile::Core => CORE_TOOLS.contains(&tool),
-            Profile::Named(names) => names.iter().any(|n| n == plugin || n == tool),
+            Profile::Core => traits.tier == ToolTier::Core,
+            Profile::Named(names) => names.iter().any(|n| n == plugin || *n == traits.tool),
         }
     }
 }
@@ -134,8 +85,8 @@ impl AlwaysLoad {
         }
     }
 
-    pub fn marks(self, tool: &str) -> bool {
-        self == AlwaysLoad::Core && CORE_TOOLS.contains(&tool)
+    pub fn marks(self, traits: &ToolTraits) -> bool {
+        self == AlwaysLoad::Core && traits.tier == ToolTier::Core
     }
 }
 
@@ -155,10 +106,10 @@ pub fn default_budget(tool: &ToolDefinition, args: &Map<String, Value>) -> u32 {
     tool.default_budget_tokens
 }
 
-/// The schema a client sees for `tool`: the router's, minus host parameters the tool
-/// does not publish, plus `max_tokens` / `no_truncate` on the large-output tools and
-/// `project` on every tool whose answer depends on it ([`publishes_project`]).
-pub fn publish_schema(tool: &str, reads_index: bool, schema: &Value) -> Value {
+/// The schema a client sees for a tool: the router's, minus host parameters the tool
+/// does not publish, plus those its traits name: `max_tokens` / `no_truncate` for
+/// `budget`, `project` for `project` (its type) and `project-subject` (described).
+pub fn publish_schema(traits: &ToolTraits, schema: &Value) -> Value {
     let mut schema = schema.clone();
     let Some(obj) = schema.as_object_mut() else {
         return schema;
@@ -169,8 +120,10 @@ pub fn publish_schema(tool: &str, reads_index: bool, schema: &Value) -> Value {
     let Some(props) = props.as_object_mut() else {
         return schema;
     };
-    let budget = BUDGET_PARAM_TOOLS.contains(&tool);
-    let project = publishes_project(tool, reads_index);
+    let publishes = |p: HostParameter| traits.host_parameters.contains(&p);
+    let budget = publishes(HostParameter::Budget);
+    let subject = publishes(HostParameter::ProjectSubject);
+    let project = subject || publishes(HostParameter::Project);
     props.remove("format");
     if !budget {
         props.remove("max_tokens");
@@ -190,7 +143,7 @@ pub fn publish_schema(tool: &str, reads_index: bool, schema: &Value) -> Value {
     if project {
         // The server instructions say what `project` takes; the tools about a project
         // say it again, the rest only publish its type (tool definitions stay small).
-        let spec = if PROJECT_SUBJECT_TOOLS.contains(&tool) {
+        let spec = if subject {
             json!({"type": "string", "description": "slug, id or root path"})
         } else {
             json!({"type": "string"})
@@ -298,6 +251,23 @@ pub fn coerce_arguments(schema: &Value, args: &mut Map<String, Value>) {
 mod tests {
     use super::*;
 
+    fn traits(tool: &str, tier: ToolTier, params: &[HostParameter]) -> ToolTraits {
+        ToolTraits {
+            tool: tool.into(),
+            tier,
+            host_parameters: params.to_vec(),
+            instructions: None,
+        }
+    }
+
+    fn budget_and_project(tool: &str) -> ToolTraits {
+        traits(
+            tool,
+            ToolTier::Core,
+            &[HostParameter::Budget, HostParameter::Project],
+        )
+    }
+
     fn schema() -> Value {
         json!({
             "type": "object",
@@ -316,7 +286,7 @@ mod tests {
 
     #[test]
     fn unknown_arguments_are_named_with_the_accepted_ones() {
-        let published = publish_schema("find_references", true, &schema());
+        let published = publish_schema(&budget_and_project("find_references"), &schema());
         let args =
             json!({"symbol": "x", "symbl": "y", "project": "p", "format": "text", "max_tokens": 5});
         let unknown = unknown_arguments(&published, args.as_object().unwrap());
@@ -336,23 +306,43 @@ mod tests {
 
     #[test]
     fn host_parameters_are_published_only_where_they_matter() {
-        let p = publish_schema("get_enclosing_scope", true, &schema());
+        let p = publish_schema(
+            &traits(
+                "get_enclosing_scope",
+                ToolTier::Core,
+                &[HostParameter::Project],
+            ),
+            &schema(),
+        );
         let props = p["properties"].as_object().unwrap();
         assert!(!props.contains_key("max_tokens"));
         assert!(props.contains_key("project"), "it reads the index");
         assert_eq!(p["required"], json!(["symbol"]));
 
-        let p = publish_schema("find_references", true, &schema());
+        let p = publish_schema(&budget_and_project("find_references"), &schema());
         assert!(p["properties"]["no_truncate"].is_object());
         assert!(p["properties"]["max_tokens"].is_object());
         assert!(p["properties"]["project"].is_object());
-        let p = publish_schema("index_workspace", false, &schema());
-        assert!(p["properties"].get("project").is_none());
-        let p = publish_schema("my_plugin_tool", false, &schema());
+        let p = publish_schema(
+            &traits("index_workspace", ToolTier::Extended, &[]),
+            &schema(),
+        );
         assert!(p["properties"].get("project").is_none());
 
-        let p = publish_schema("switch_active_project", false, &json!({"type": "object"}));
-        assert_eq!(p["properties"]["project"]["type"], "string");
+        let p = publish_schema(
+            &traits(
+                "switch_active_project",
+                ToolTier::Extended,
+                &[HostParameter::ProjectSubject],
+            ),
+            &json!({"type": "object"}),
+        );
+        assert_eq!(
+            p["properties"]["project"]["description"],
+            "slug, id or root path"
+        );
+        let p = publish_schema(&budget_and_project("x"), &json!({"type": "object"}));
+        assert!(p["properties"]["project"].get("description").is_none());
     }
 
     #[test]
@@ -453,13 +443,16 @@ mod tests {
         assert_eq!(Profile::parse("core").unwrap(), Profile::Core);
         assert!(Profile::parse(" ").is_err());
         let named = Profile::parse("navigation, search_symbols").unwrap();
-        assert!(named.lists("navigation", "find_references"));
-        assert!(named.lists("search", "search_symbols"));
-        assert!(!named.lists("graph", "trace_call_hierarchy"));
-        assert!(Profile::Core.lists("inspect", "inspect_symbol"));
-        assert!(!Profile::Core.lists("admin", "list_projects"));
-        assert!(AlwaysLoad::Core.marks("find_references"));
-        assert!(!AlwaysLoad::None.marks("find_references"));
+        let core = |t: &str| traits(t, ToolTier::Core, &[]);
+        let extended = |t: &str| traits(t, ToolTier::Extended, &[]);
+        assert!(named.lists("navigation", &core("find_references")));
+        assert!(named.lists("search", &core("search_symbols")));
+        assert!(!named.lists("graph", &extended("trace_call_hierarchy")));
+        assert!(Profile::Core.lists("inspect", &core("inspect_symbol")));
+        assert!(!Profile::Core.lists("admin", &extended("list_projects")));
+        assert!(AlwaysLoad::Core.marks(&core("find_references")));
+        assert!(!AlwaysLoad::Core.marks(&extended("list_projects")));
+        assert!(!AlwaysLoad::None.marks(&core("find_references")));
         assert!(AlwaysLoad::parse("all").is_err());
     }
 }

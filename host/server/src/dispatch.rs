@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use scryer_db::ProjectRow;
-use scryer_runtime::wit::{CallContext, OutputFormat, Project};
+use scryer_runtime::wit::{AnswerContext, CallContext, HostNote, OutputFormat, Project};
 use scryer_runtime::{CallFailure, CallScope};
 use serde_json::{Map, Value};
 
@@ -140,12 +140,18 @@ impl Server {
                 self.registry.tool_names().join(", ")
             ));
         };
+        let Some(traits) = plugin.traits_of(name) else {
+            return CallOutcome::error(format!(
+                "internal error: plugin `{}` described no traits for {name}",
+                plugin.name()
+            ));
+        };
         let mut args = arguments.unwrap_or_default();
         // Notes that say nothing about completeness (arguments the tool does not know).
         let mut remarks = Vec::new();
         if let Some(schema) = self.registry.schema(name) {
             crate::contract::coerce_arguments(schema, &mut args);
-            let published = crate::contract::publish_schema(name, tool.reads_index, schema);
+            let published = crate::contract::publish_schema(traits, schema);
             let unknown = crate::contract::unknown_arguments(&published, &args);
             if !unknown.is_empty() {
                 remarks.push(crate::contract::unknown_arguments_note(
@@ -266,47 +272,35 @@ impl Server {
             refreshed.extend(self.refresh(p, vec![rel]).await);
         }
         let args_json = Value::Object(args).to_string();
+        let mut answer_context = AnswerContext {
+            call: context,
+            notes: host_notes(&notes, &refreshed, &remarks),
+        };
         let mut outcome = self
             .runtime
-            .call(plugin, scope.clone(), name, &args_json, &context)
+            .call(plugin, scope.clone(), name, &args_json, &answer_context)
             .await;
-        if let (true, Some(p), Ok(result)) = (reads_index, &project, &outcome) {
-            let named = files_named_in(&result.body, MAX_REFRESH_FILES);
+        if let (true, Some(p), Ok(answer)) = (reads_index, &project, &outcome) {
+            let named: Vec<String> = answer
+                .files
+                .iter()
+                .take(MAX_REFRESH_FILES)
+                .cloned()
+                .collect();
             let changed = self.refresh(p, named).await;
             if !changed.is_empty() {
                 refreshed.extend(changed);
+                answer_context.notes = host_notes(&notes, &refreshed, &remarks);
                 outcome = self
                     .runtime
-                    .call(plugin, scope, name, &args_json, &context)
+                    .call(plugin, scope, name, &args_json, &answer_context)
                     .await;
             }
         }
-        if !refreshed.is_empty() {
-            refreshed.sort();
-            refreshed.dedup();
-            notes.push(format!(
-                "refreshed {} file(s) changed since indexing: {}",
-                refreshed.len(),
-                refreshed.join(", ")
-            ));
-        }
-        if let Ok(result) = &outcome
-            && crate::contract::STATUS_TOOLS.contains(&name)
-        {
-            notes.extend(self.skipped_notes(&result.body).await);
-        }
         match outcome {
-            Ok(result) => {
-                let router_truncated = result.truncated;
-                let mut body = result.body;
-                if !notes.is_empty() {
-                    body = add_notes(body, &notes, true);
-                }
-                if !remarks.is_empty() {
-                    body = add_notes(body, &remarks, false);
-                }
-                let (text, cut, tokens) = budget::enforce(body, budget);
-                measured.truncated = cut || router_truncated;
+            Ok(answer) => {
+                let (text, cut, tokens) = budget::enforce(answer.body, budget);
+                measured.truncated = cut || answer.truncated;
                 measured.response_tokens = tokens;
                 CallOutcome {
                     text,
@@ -323,18 +317,6 @@ impl Server {
         }
     }
 
-    /// The index facts a status answer lacks: for each project it names (by root), what
-    /// its index left out.
-    async fn skipped_notes(&self, body: &str) -> Vec<String> {
-        let Ok(all) = self.core.projects.db().projects().await else {
-            return Vec::new();
-        };
-        all.iter()
-            .filter(|p| body.contains(&p.root))
-            .filter_map(|p| skipped_note(&p.slug, &self.core.projects.skipped(p.id)))
-            .collect()
-    }
-
     /// Refreshes `paths` of `project`; returns the ones that changed.
     async fn refresh(&self, project: &ProjectRow, paths: Vec<String>) -> Vec<String> {
         match self.core.projects.refresh(project, &paths).await {
@@ -345,39 +327,6 @@ impl Server {
             }
         }
     }
-}
-
-/// Most paths one skipped-facts note names.
-const MAX_NOTED_PATHS: usize = 10;
-
-/// "skipped: N links leaving the root (…); too large (over 4 MiB), not indexed: …", or
-/// `None` when nothing was left out.
-fn skipped_note(slug: &str, skipped: &scryer_engine::indexer::Skipped) -> Option<String> {
-    let list = |paths: &[String]| {
-        let mut shown = paths[..paths.len().min(MAX_NOTED_PATHS)].join(", ");
-        if paths.len() > MAX_NOTED_PATHS {
-            shown.push_str(&format!(" and {} more", paths.len() - MAX_NOTED_PATHS));
-        }
-        shown
-    };
-    let mut parts = Vec::new();
-    let links = &skipped.links_leaving_root;
-    if !links.is_empty() {
-        parts.push(format!(
-            "skipped: {} link{} leaving the root ({})",
-            links.len(),
-            if links.len() == 1 { "" } else { "s" },
-            list(links)
-        ));
-    }
-    if !skipped.too_large.is_empty() {
-        parts.push(format!(
-            "too large (over {} MiB), not indexed: {}",
-            scryer_engine::file_limits::MAX_SOURCE_BYTES >> 20,
-            list(&skipped.too_large)
-        ));
-    }
-    (!parts.is_empty()).then(|| format!("index facts of `{slug}`: {}", parts.join("; ")))
 }
 
 /// The lock a writing call on the project at `root` holds while it runs.
@@ -392,50 +341,6 @@ fn project_write_lock(root: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
     locks.entry(root.to_string()).or_default().clone()
 }
 
-/// The distinct project files a JSON answer names, in order of appearance, at most
-/// `cap`: `file_path` values, and `path:line` locations in `at`, `site` and `location`
-/// values. Absolute paths (dependency sources) are not the project's and are skipped.
-fn files_named_in(body: &str, cap: usize) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut rest = body;
-    const KEYS: [&str; 4] = [
-        "\"file_path\":\"",
-        "\"at\":\"",
-        "\"site\":\"",
-        "\"location\":\"",
-    ];
-    while let Some((i, key)) = KEYS
-        .iter()
-        .filter_map(|k| rest.find(k).map(|i| (i, *k)))
-        .min_by_key(|(i, _)| *i)
-    {
-        rest = &rest[i + key.len()..];
-        let Some(end) = rest.find('"') else { break };
-        let mut path = &rest[..end];
-        if !key.starts_with("\"file_path") {
-            // `path:line`: keep the path when a line number follows the last colon.
-            match path.rsplit_once(':') {
-                Some((p, line)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
-                    path = p
-                }
-                _ => path = "",
-            }
-        }
-        if !path.is_empty()
-            && !path.starts_with('/')
-            && !path.contains('\\')
-            && !out.iter().any(|p| p == path)
-        {
-            out.push(path.to_string());
-            if out.len() >= cap {
-                break;
-            }
-        }
-        rest = &rest[end..];
-    }
-    out
-}
-
 /// An error answer with the host's remarks after it, one `note:` line each.
 fn with_remarks(mut text: String, remarks: &[String]) -> String {
     for r in remarks {
@@ -445,37 +350,33 @@ fn with_remarks(mut text: String, remarks: &[String]) -> String {
     text
 }
 
-/// Adds host notes to a router's answer: into `notes` of a JSON object (and, when they
-/// make it `incomplete`, `complete: false`), or as `note:` lines after the header of a
-/// text answer.
-fn add_notes(body: String, notes: &[String], incomplete: bool) -> String {
-    if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(&body) {
-        let list = map
-            .entry("notes")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if let Value::Array(items) = list {
-            for n in notes {
-                items.push(Value::String(n.clone()));
-            }
-        }
-        if incomplete && map.contains_key("complete") {
-            map.insert("complete".into(), Value::Bool(false));
-        }
-        return Value::Object(map).to_string();
-    }
-    let mut lines = body.splitn(2, '\n');
-    let header = lines.next().unwrap_or("");
-    let rest = lines.next();
-    let mut out = header.to_string();
-    for n in notes {
-        out.push_str("\nnote: ");
-        out.push_str(n);
-    }
-    if let Some(rest) = rest {
-        out.push('\n');
-        out.push_str(rest);
-    }
-    out
+/// The notes the answer carries, in the order answers always showed them: the index
+/// state, the refreshed files (sorted, each once), then the remarks that say nothing
+/// about completeness.
+fn host_notes(notes: &[String], refreshed: &[String], remarks: &[String]) -> Vec<HostNote> {
+    let mut refreshed = refreshed.to_vec();
+    refreshed.sort();
+    refreshed.dedup();
+    let refreshed_note = (!refreshed.is_empty()).then(|| {
+        format!(
+            "refreshed {} file(s) changed since indexing: {}",
+            refreshed.len(),
+            refreshed.join(", ")
+        )
+    });
+    let incomplete = notes
+        .iter()
+        .cloned()
+        .chain(refreshed_note)
+        .map(|text| HostNote {
+            text,
+            incomplete: true,
+        });
+    let complete = remarks.iter().map(|text| HostNote {
+        text: text.clone(),
+        incomplete: false,
+    });
+    incomplete.chain(complete).collect()
 }
 
 #[cfg(test)]
@@ -497,30 +398,27 @@ mod tests {
     }
 
     #[test]
-    fn files_named_in_an_answer_are_found_once_each() {
-        let body = r#"{"definition":{"file_path":"src/a.rs"},"items":[{"file_path":"src/b.rs"},{"file_path":"src/a.rs"},{"file_path":"/abs/x.rs"},{"at":"src/c.rs:12","site":"src/d.rs:3"},{"at":"not a location"}]}"#;
-        assert_eq!(
-            files_named_in(body, 64),
-            ["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs"]
-        );
-        assert_eq!(files_named_in(body, 1), ["src/a.rs"]);
-        assert!(files_named_in("plain text", 64).is_empty());
-    }
-
-    #[test]
-    fn notes_join_json_and_text_answers() {
-        let j = add_notes(
-            r#"{"items":[1],"complete":true}"#.into(),
+    fn host_notes_keep_their_order_and_refreshed_files_are_sorted_once() {
+        let notes = host_notes(
             &["INDEXING 50%".into()],
-            true,
+            &["b.rs".into(), "a.rs".into(), "b.rs".into()],
+            &["ignored `x`".into()],
         );
+        let shown: Vec<(&str, bool)> = notes
+            .iter()
+            .map(|n| (n.text.as_str(), n.incomplete))
+            .collect();
         assert_eq!(
-            j,
-            r#"{"complete":false,"items":[1],"notes":["INDEXING 50%"]}"#
+            shown,
+            [
+                ("INDEXING 50%", true),
+                (
+                    "refreshed 2 file(s) changed since indexing: a.rs, b.rs",
+                    true
+                ),
+                ("ignored `x`", false)
+            ]
         );
-        let j = add_notes(r#"{"complete":true}"#.into(), &["ignored".into()], false);
-        assert_eq!(j, r#"{"complete":true,"notes":["ignored"]}"#);
-        let t = add_notes("header\nline1".into(), &["n".into()], true);
-        assert_eq!(t, "header\nnote: n\nline1");
+        assert!(host_notes(&[], &[], &[]).is_empty());
     }
 }

@@ -1,121 +1,38 @@
 //! The server instructions sent at `initialize`: which tool answers which question, and
-//! the conventions every answer follows. Built from the tools actually loaded, so it
-//! never names a tool the session cannot call.
+//! the conventions every answer follows. Assembled from the listed tools' own
+//! instructions entries (WIT 0.4 `tool-traits`), so it never names a tool the session
+//! cannot call and the host keeps no guide of its own.
 
-/// (question, [(tool, how it answers)]), in the order an agent needs them. Each line of
-/// the instructions is one question with the loaded tools that answer it.
-const GUIDE: &[(&str, &[(&str, &str)])] = &[
-    (
-        "what is X",
-        &[
-            (
-                "inspect_symbol",
-                "inspect_symbol(symbol): header, snippet, callers, references, ADR invariants",
-            ),
-            (
-                "resolve_definition",
-                "resolve_definition(symbol): where it is defined",
-            ),
-            (
-                "get_type_contract",
-                "get_type_contract(symbol): a type's fields, methods, traits",
-            ),
-        ],
-    ),
-    (
-        "find code",
-        &[(
-            "search_symbols",
-            "search_symbols(query or like_symbol): ranked by name, path, signature, docs",
-        )],
-    ),
-    (
-        "who uses X",
-        &[
-            (
-                "find_references",
-                "find_references(symbol): callers, files or sites",
-            ),
-            (
-                "trace_call_hierarchy",
-                "trace_call_hierarchy(symbol, direction): call chains",
-            ),
-            (
-                "calculate_blast_radius",
-                "calculate_blast_radius(symbol or file_path): what a change reaches",
-            ),
-        ],
-    ),
-    (
-        "read a file",
-        &[
-            (
-                "get_file_outline",
-                "get_file_outline(file_path): definitions with lines and signatures",
-            ),
-            (
-                "get_enclosing_scope",
-                "get_enclosing_scope(file_path, line): the scope around a line",
-            ),
-        ],
-    ),
-    (
-        "dependencies",
-        &[(
-            "get_crate_outline",
-            "get_crate_outline(crate_name): a locked crate's modules and types",
-        )],
-    ),
-    (
-        "decisions",
-        &[
-            (
-                "query_adrs",
-                "query_adrs(query or path): ADRs, learnings, plans",
-            ),
-            ("record_adr", "record_adr"),
-            ("delete_adr", "delete_adr"),
-        ],
-    ),
-    (
-        "projects",
-        &[
-            ("index_workspace", "index_workspace(path) first"),
-            ("get_indexing_status", "get_indexing_status"),
-            ("list_projects", "list_projects"),
-            ("switch_active_project", "switch_active_project"),
-            ("delete_project", "delete_project"),
-            (
-                "get_token_savings_metrics",
-                "get_token_savings_metrics: measured usage",
-            ),
-        ],
-    ),
-];
+use scryer_runtime::wit::{ToolTier, ToolTraits};
 
-/// Claude Code cuts instructions at 2,048 characters; stay well inside.
-#[cfg(test)]
-const MAX_CHARS: usize = 1800;
+/// Claude Code cuts instructions at 2,048 characters; stay well inside (the
+/// `tool_contract` tests check every built-in profile against it).
+pub const MAX_CHARS: usize = 1800;
 
-pub fn server_instructions(tools: &[&str]) -> String {
+/// One line per question, core tools first: `- who uses X: find_references(symbol): …;
+/// …`, then the tools without an entry, then the conventions.
+pub fn server_instructions(tools: &[&ToolTraits]) -> String {
+    let mut ordered: Vec<&ToolTraits> = tools.to_vec();
+    // Stable: within a tier, the listing order.
+    ordered.sort_by_key(|t| t.tier != ToolTier::Core);
+    let mut questions: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut others: Vec<&str> = Vec::new();
+    for t in &ordered {
+        let Some(entry) = &t.instructions else {
+            others.push(t.tool.as_str());
+            continue;
+        };
+        match questions.iter_mut().find(|(q, _)| *q == entry.question) {
+            Some((_, hows)) => hows.push(entry.how.as_str()),
+            None => questions.push((entry.question.as_str(), vec![entry.how.as_str()])),
+        }
+    }
     let mut out = String::from(
         "scryer answers questions about code in indexed projects from a symbol index, in one call each.\n",
     );
-    for (question, answers) in GUIDE {
-        let present: Vec<&str> = answers
-            .iter()
-            .filter(|(t, _)| tools.contains(t))
-            .map(|(_, how)| *how)
-            .collect();
-        if !present.is_empty() {
-            out.push_str(&format!("- {question}: {}\n", present.join("; ")));
-        }
+    for (question, hows) in questions {
+        out.push_str(&format!("- {question}: {}\n", hows.join("; ")));
     }
-    let others: Vec<&str> = tools
-        .iter()
-        .copied()
-        .filter(|t| !GUIDE.iter().any(|(_, a)| a.iter().any(|(g, _)| g == t)))
-        .collect();
     if !others.is_empty() {
         out.push_str("- also: ");
         out.push_str(&others.join(", "));
@@ -133,37 +50,50 @@ pub fn server_instructions(tools: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scryer_runtime::wit::InstructionsEntry;
 
-    #[test]
-    fn names_only_loaded_tools_and_reaches_all_of_them() {
-        let tools = ["find_references", "get_file_outline", "my_extra_tool"];
-        let text = server_instructions(&tools);
-        for t in tools {
-            assert!(text.contains(t), "{t} unreachable");
+    fn tool(name: &str, tier: ToolTier, entry: Option<(&str, &str)>) -> ToolTraits {
+        ToolTraits {
+            tool: name.into(),
+            tier,
+            host_parameters: Vec::new(),
+            instructions: entry.map(|(question, how)| InstructionsEntry {
+                question: question.into(),
+                how: how.into(),
+            }),
         }
-        assert!(!text.contains("index_workspace"));
-        assert!(text.len() <= MAX_CHARS);
     }
 
     #[test]
-    fn every_profile_fits_in_the_limit_and_reaches_its_tools() {
-        let all: Vec<&str> = GUIDE
-            .iter()
-            .flat_map(|(_, a)| a.iter().map(|(t, _)| *t))
-            .collect();
-        assert_eq!(all.len(), 19);
-        let text = server_instructions(&all);
-        println!("full instructions: {} chars", text.len());
-        assert!(text.len() <= MAX_CHARS, "{} chars", text.len());
-        for t in &all {
-            assert!(text.contains(t), "{t} unreachable");
-        }
-        let core = server_instructions(crate::contract::CORE_TOOLS);
-        println!("core instructions: {} chars", core.len());
-        assert!(core.len() <= MAX_CHARS);
-        for t in crate::contract::CORE_TOOLS {
-            assert!(core.contains(t), "{t} unreachable in core");
-        }
-        assert!(!core.contains("index_workspace") && !core.contains("query_adrs"));
+    fn questions_group_their_tools_core_first_and_the_rest_are_named() {
+        let tools = [
+            tool(
+                "list_projects",
+                ToolTier::Extended,
+                Some(("projects", "list_projects")),
+            ),
+            tool(
+                "trace",
+                ToolTier::Extended,
+                Some(("who uses X", "trace(symbol)")),
+            ),
+            tool(
+                "find_references",
+                ToolTier::Core,
+                Some(("who uses X", "find_references(symbol)")),
+            ),
+            tool("my_extra_tool", ToolTier::Extended, None),
+        ];
+        let refs: Vec<&ToolTraits> = tools.iter().collect();
+        let text = server_instructions(&refs);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            "- who uses X: find_references(symbol); trace(symbol)"
+        );
+        assert_eq!(lines[2], "- projects: list_projects");
+        assert_eq!(lines[3], "- also: my_extra_tool");
+        assert!(!text.contains("index_workspace"));
+        assert!(text.len() <= MAX_CHARS);
     }
 }

@@ -52,11 +52,12 @@ fn routers_failed(why: &str) -> String {
 fn session_tools(registry: &Registry, options: &SessionOptions) -> Vec<Tool> {
     registry
         .tools()
-        .filter(|(plugin, t)| options.tools.lists(plugin.name(), &t.name))
-        .map(|(_, t)| {
+        .filter_map(|(plugin, t)| Some((plugin, t, plugin.traits_of(&t.name)?)))
+        .filter(|(plugin, _, traits)| options.tools.lists(plugin.name(), traits))
+        .map(|(_, t, traits)| {
             let schema: serde_json::Value =
                 serde_json::from_str(&t.input_schema).unwrap_or_default();
-            let published = match publish_schema(&t.name, t.reads_index, &schema) {
+            let published = match publish_schema(traits, &schema) {
                 serde_json::Value::Object(o) => o,
                 _ => JsonObject::new(),
             };
@@ -71,7 +72,7 @@ fn session_tools(registry: &Registry, options: &SessionOptions) -> Vec<Tool> {
                 writes.then_some(t.annotations.idempotent),
                 Some(t.annotations.open_world),
             ));
-            if options.always_load.marks(&t.name) {
+            if options.always_load.marks(traits) {
                 let mut meta = JsonObject::new();
                 meta.insert("anthropic/alwaysLoad".into(), serde_json::Value::Bool(true));
                 tool.meta = Some(MetaObject(meta));
@@ -198,7 +199,15 @@ impl McpSession {
 impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
         let tools = self.tools();
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        let registry = self.server.live.load();
+        let traits: Vec<&scryer_runtime::wit::ToolTraits> = tools
+            .iter()
+            .filter_map(|t| {
+                registry
+                    .tool(&t.name)
+                    .and_then(|(p, _)| p.traits_of(&t.name))
+            })
+            .collect();
         // Installed plugins are swapped while the server runs (plugin_watch.rs).
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -206,7 +215,7 @@ impl ServerHandler for McpSession {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("scryer", env!("CARGO_PKG_VERSION")))
-            .with_instructions(server_instructions(&names))
+            .with_instructions(server_instructions(&traits))
     }
 
     async fn list_tools(

@@ -7,16 +7,18 @@
 
 use scryer_plugin_sdk::args::{Args, check_text};
 use scryer_plugin_sdk::host::{ProjectStatus as Status, unknown_tool};
-use scryer_plugin_sdk::{Ctx, Host, Router, ToolResult, ToolSpec, to_compact_json};
+use scryer_plugin_sdk::{
+    Ctx, Host, HostParam, Router, Tier, ToolResult, ToolSpec, to_compact_json,
+};
 use serde_json::{Value, json};
 
 pub fn tools() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "index_workspace",
-            description: "Register a directory as a project and index it (symbols, references). Re-running \
-                re-indexes only changed files. Waits up to `wait_seconds` (default 20), then answers with \
-                the state: `ready`, or `building` with progress (poll get_indexing_status).",
+            description: "Register a directory as a project and index it. Re-running \
+                re-indexes only changed files. Waits up to `wait_seconds` (default 20), then answers \
+                `ready`, or `building` with progress (poll get_indexing_status).",
             schema: json!({
                 "type": "object",
                 "properties": {
@@ -31,6 +33,9 @@ pub fn tools() -> Vec<ToolSpec> {
             default_budget: 1000,
             budget_per_item: None,
             reads_index: false,
+            tier: Tier::Extended,
+            host_params: &[],
+            guide: Some(("projects", "index_workspace(path) first")),
         },
         ToolSpec {
             name: "get_indexing_status",
@@ -49,6 +54,9 @@ pub fn tools() -> Vec<ToolSpec> {
             default_budget: 1000,
             budget_per_item: None,
             reads_index: false,
+            tier: Tier::Extended,
+            host_params: &[HostParam::ProjectSubject],
+            guide: Some(("projects", "get_indexing_status")),
         },
         ToolSpec {
             name: "list_projects",
@@ -61,6 +69,9 @@ pub fn tools() -> Vec<ToolSpec> {
             default_budget: 1000,
             budget_per_item: None,
             reads_index: false,
+            tier: Tier::Extended,
+            host_params: &[],
+            guide: Some(("projects", "list_projects")),
         },
         ToolSpec {
             name: "switch_active_project",
@@ -79,6 +90,9 @@ pub fn tools() -> Vec<ToolSpec> {
             default_budget: 1000,
             budget_per_item: None,
             reads_index: false,
+            tier: Tier::Extended,
+            host_params: &[HostParam::ProjectSubject],
+            guide: Some(("projects", "switch_active_project")),
         },
         ToolSpec {
             name: "delete_project",
@@ -97,12 +111,15 @@ pub fn tools() -> Vec<ToolSpec> {
             default_budget: 1000,
             budget_per_item: None,
             reads_index: false,
+            tier: Tier::Extended,
+            host_params: &[HostParam::ProjectSubject],
+            guide: Some(("projects", "delete_project")),
         },
         ToolSpec {
             name: "get_token_savings_metrics",
             description: "Measured usage per tool (never content): calls, errors, answer tokens (mean, p95), \
-                truncation rate, latency p50/p95, and how often a call was followed by another one. \
-                Optional `project` and `since_hours` narrow the window.",
+                truncation rate, latency p50/p95, and how often a call was followed by another. \
+                `project` and `since_hours` narrow the window.",
             schema: json!({
                 "type": "object",
                 "properties": {
@@ -116,6 +133,9 @@ pub fn tools() -> Vec<ToolSpec> {
             default_budget: 1000,
             budget_per_item: None,
             reads_index: false,
+            tier: Tier::Extended,
+            host_params: &[HostParam::ProjectSubject],
+            guide: Some(("projects", "get_token_savings_metrics: measured usage")),
         },
     ]
 }
@@ -204,7 +224,30 @@ impl Router for Admin {
     }
 
     fn call<H: Host + ?Sized>(host: &H, tool: &str, args: &Args, ctx: &Ctx) -> ToolResult<String> {
-        call(host, tool, args, ctx)
+        let body = call(host, tool, args, ctx)?;
+        Ok(match tool {
+            "index_workspace" | "get_indexing_status" => with_index_gaps(host, body),
+            _ => body,
+        })
+    }
+}
+
+/// A status answer with what the index left out of each project it names (every
+/// registered project whose root it contains): one note each, marking the answer
+/// incomplete.
+fn with_index_gaps<H: Host + ?Sized>(host: &H, body: String) -> String {
+    let Ok(all) = host.list_projects() else {
+        return body;
+    };
+    let gaps: Vec<String> = all
+        .iter()
+        .filter(|p| body.contains(&p.root))
+        .filter_map(|p| host.index_gaps(&p.root).ok().flatten())
+        .collect();
+    if gaps.is_empty() {
+        body
+    } else {
+        scryer_plugin_sdk::answer::add_notes(body, &gaps, true)
     }
 }
 

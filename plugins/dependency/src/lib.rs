@@ -11,7 +11,7 @@ pub mod similar;
 
 use scryer_plugin_sdk::args::Args;
 use scryer_plugin_sdk::host::unknown_tool;
-use scryer_plugin_sdk::{Ctx, Host, Router, ToolResult, ToolSpec};
+use scryer_plugin_sdk::{Ctx, Host, HostParam, Router, ToolResult, ToolSpec};
 use serde_json::json;
 
 pub fn tools() -> Vec<ToolSpec> {
@@ -31,7 +31,8 @@ pub fn tools() -> Vec<ToolSpec> {
             "required": ["crate_name"]
         }),
         1000,
-    )]
+    ).publishing(&[HostParam::Budget, HostParam::Project])
+    .guide("dependencies", "get_crate_outline(crate_name): a locked crate's modules and types")]
 }
 
 pub struct Dependency;

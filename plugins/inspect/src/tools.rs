@@ -24,6 +24,7 @@ pub fn tools() -> Vec<ToolSpec> {
                 }
             }),
             1000,
-        )
+        ).core()
+        .guide("what is X", "inspect_symbol(symbol): header, snippet, callers, references, ADR invariants")
     }]
 }

@@ -1,7 +1,7 @@
 //! The memory router's tool definitions.
 
 use scryer_decisions::STATUSES;
-use scryer_plugin_sdk::ToolSpec;
+use scryer_plugin_sdk::{HostParam, Tier, ToolSpec};
 use serde_json::json;
 
 pub fn tools() -> Vec<ToolSpec> {
@@ -13,8 +13,7 @@ pub fn tools() -> Vec<ToolSpec> {
                 "query_adrs",
                 "Search the project's decision records, learnings and plans (docs/adr, docs/learnings, \
                 docs/plans). Ranked by words (the title weighs most) and by affected_paths covering a \
-                path in the query or `path`; no query: all, newest first. Hits: number, title, status, \
-                path, score, match_reasons, excerpt.",
+                path in the query or `path`; no query: all, newest first.",
                 json!({
                     "type": "object",
                     "properties": {
@@ -26,7 +25,7 @@ pub fn tools() -> Vec<ToolSpec> {
                     }
                 }),
                 1000,
-            )
+            ).guide("decisions", "query_adrs(query or path): ADRs, learnings, plans")
         },
         ToolSpec {
             name: "record_adr",
@@ -52,6 +51,9 @@ pub fn tools() -> Vec<ToolSpec> {
             default_budget: 1000,
             budget_per_item: None,
             reads_index: false,
+            tier: Tier::Extended,
+            host_params: &[HostParam::Project],
+            guide: Some(("decisions", "record_adr")),
         },
         ToolSpec {
             name: "delete_adr",
@@ -71,6 +73,9 @@ pub fn tools() -> Vec<ToolSpec> {
             default_budget: 1000,
             budget_per_item: None,
             reads_index: false,
+            tier: Tier::Extended,
+            host_params: &[HostParam::Project],
+            guide: Some(("decisions", "delete_adr")),
         },
     ]
 }

@@ -1,6 +1,6 @@
 //! The navigation router's tool definitions: names, descriptions, schemas, annotations.
 
-use scryer_plugin_sdk::ToolSpec;
+use scryer_plugin_sdk::{HostParam, ToolSpec};
 use serde_json::json;
 
 pub fn tools() -> Vec<ToolSpec> {
@@ -9,8 +9,8 @@ pub fn tools() -> Vec<ToolSpec> {
             "resolve_definition",
             "Where a symbol is defined: qualified name, kind, file, lines, signature, first doc line. \
                 `symbol`: name, `Type::method`, `crate::path::name` or `a.b.name`. Same-named \
-                definitions come back `ambiguous`, likeliest first. Falls back to the locked \
-                dependency crates; an unknown name is explained in `notice`.",
+                definitions come back `ambiguous`, likeliest first. Falls back to locked \
+                dependencies; an unknown name is explained in `notice`.",
             json!({
                 "type": "object",
                 "properties": {
@@ -22,14 +22,13 @@ pub fn tools() -> Vec<ToolSpec> {
                 "required": ["symbol"]
             }),
             1000,
-        ),
+        ).guide("what is X", "resolve_definition(symbol): where it is defined"),
         ToolSpec::query(
             "find_references",
             "Every usage of a symbol, each with the function or type it sits in. `symbol`: name, \
                 `Type::method` or path. view: callers (one per enclosing function, default), files \
                 (counts) or sites (every usage; one tied by its name alone carries `tie`). Same-named \
-                definitions are grouped as `ambiguous`; an \
-                unknown name is reported as such. `complete: true` only when exhaustive over the indexed files.",
+                definitions are grouped as `ambiguous`. `complete: true` only when exhaustive.",
             json!({
                 "type": "object",
                 "properties": {
@@ -42,7 +41,9 @@ pub fn tools() -> Vec<ToolSpec> {
                 "required": ["symbol"]
             }),
             1500,
-        ),
+        ).core()
+        .publishing(&[HostParam::Budget, HostParam::Project])
+        .guide("who uses X", "find_references(symbol): callers, files or sites"),
         ToolSpec::query(
             "get_file_outline",
             "The definitions in one file as a tree (modules, types with their fields, variants \
@@ -57,7 +58,9 @@ pub fn tools() -> Vec<ToolSpec> {
                 "required": ["file_path"]
             }),
             2000,
-        ),
+        ).core()
+        .publishing(&[HostParam::Budget, HostParam::Project])
+        .guide("read a file", "get_file_outline(file_path): definitions with lines and signatures"),
         ToolSpec::query(
             "get_enclosing_scope",
             "The innermost definition around a line (function, method, type, module): kind, range, \
@@ -72,7 +75,8 @@ pub fn tools() -> Vec<ToolSpec> {
                 "required": ["file_path", "line"]
             }),
             600,
-        ),
+        ).core()
+        .guide("read a file", "get_enclosing_scope(file_path, line): the scope around a line"),
         ToolSpec::query(
             "get_type_contract",
             "A type's fields or variants, methods (inherent and from trait impls) and implemented \
@@ -88,7 +92,7 @@ pub fn tools() -> Vec<ToolSpec> {
                 "required": ["symbol"]
             }),
             1000,
-        ),
+        ).guide("what is X", "get_type_contract(symbol): a type's fields, methods, traits"),
     ]
 }
 

@@ -59,6 +59,8 @@ fn now_ms() -> i64 {
 fn spec(name: &'static str, description: &'static str, schema: Value, budget: u32) -> ToolSpec {
     ToolSpec {
         reads_index: false,
+        // Its answers are about every project, never the call's one.
+        host_params: &[],
         ..ToolSpec::query(name, description, schema, budget)
     }
 }

@@ -302,6 +302,9 @@ impl Host for WitHost {
     fn delete_project(&self, project: &str) -> ToolResult<ProjectStatus> {
         projects::delete(project).map(status).map_err(from_wit)
     }
+    fn index_gaps(&self, project: &str) -> ToolResult<Option<String>> {
+        projects::index_gaps(project).map_err(from_wit)
+    }
     fn precise_status(&self, project: &str) -> ToolResult<PreciseStatus> {
         let s = projects::precise_status(project).map_err(from_wit)?;
         Ok(PreciseStatus {
@@ -438,6 +441,60 @@ pub fn describe<R: Router>() -> types::PluginDescription {
             })
             .collect(),
     }
+}
+
+/// `describe-traits`, for [`export_router!`](crate::export_router).
+pub fn describe_traits<R: Router>() -> Vec<types::ToolTraits> {
+    R::tools()
+        .into_iter()
+        .map(|t| types::ToolTraits {
+            tool: t.name.into(),
+            tier: match t.tier {
+                Tier::Core => types::ToolTier::Core,
+                Tier::Extended => types::ToolTier::Extended,
+            },
+            host_parameters: t
+                .host_params
+                .iter()
+                .map(|p| match p {
+                    HostParam::Budget => types::HostParameter::Budget,
+                    HostParam::Project => types::HostParameter::Project,
+                    HostParam::ProjectSubject => types::HostParameter::ProjectSubject,
+                })
+                .collect(),
+            instructions: t.guide.map(|(question, how)| types::InstructionsEntry {
+                question: question.into(),
+                how: how.into(),
+            }),
+        })
+        .collect()
+}
+
+/// `answer`, for [`export_router!`](crate::export_router): the router's answer with the
+/// host's notes in it, and the files it is about.
+pub fn answer<R: Router>(
+    tool: String,
+    arguments: String,
+    context: types::AnswerContext,
+) -> Result<types::ToolAnswer, types::CallError> {
+    let types::AnswerContext {
+        call: context,
+        notes,
+    } = context;
+    let result = call::<R>(tool.clone(), arguments, context)?;
+    let files = R::answer_files(&tool, &result.body);
+    let notes: Vec<crate::answer::HostNote> = notes
+        .into_iter()
+        .map(|n| crate::answer::HostNote {
+            text: n.text,
+            incomplete: n.incomplete,
+        })
+        .collect();
+    Ok(types::ToolAnswer {
+        body: crate::answer::with_notes(result.body, &notes),
+        truncated: result.truncated,
+        files,
+    })
 }
 
 /// `call`, for [`export_router!`](crate::export_router).

@@ -462,6 +462,11 @@ pub trait Host {
     fn usage(&self, project: Option<&str>, since_hours: Option<u32>) -> ToolResult<Vec<ToolUsage>> {
         unavailable("projects")
     }
+    /// Since WIT 0.4: what a project's index runs left out (links leaving the root,
+    /// files too large), as the note an answer about it carries; `None`: nothing.
+    fn index_gaps(&self, project: &str) -> ToolResult<Option<String>> {
+        unavailable("projects")
+    }
     /// Since WIT 0.4: a project's precise stage.
     fn precise_status(&self, project: &str) -> ToolResult<PreciseStatus> {
         unavailable("projects")
@@ -513,10 +518,39 @@ pub struct ToolSpec {
     pub budget_per_item: Option<(&'static str, u32)>,
     /// Whether the tool answers from the code index (see the WIT `tool-definition`).
     pub reads_index: bool,
+    /// Which profiles list it (WIT 0.4 `tool-traits`).
+    pub tier: Tier,
+    /// The host parameters its published schema shows.
+    pub host_params: &'static [HostParam],
+    /// (question, how) for the server instructions: one line per question, naming
+    /// every loaded tool that answers it. `None`: named among the others.
+    pub guide: Option<(&'static str, &'static str)>,
+}
+
+/// Which profiles list a tool (WIT 0.4 `tool-tier`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tier {
+    /// The `core` profile lists it; clients are told to load it up front.
+    Core,
+    /// The `full` profile lists it, and any profile naming its plugin.
+    #[default]
+    Extended,
+}
+
+/// A host parameter a tool's published schema shows (WIT 0.4 `host-parameter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostParam {
+    /// `max_tokens` and `no_truncate`: answers large enough that callers tune the budget.
+    Budget,
+    /// `project`, its type only: the answer depends on the project.
+    Project,
+    /// `project` with a description: the tool's subject is a project.
+    ProjectSubject,
 }
 
 impl ToolSpec {
-    /// A read-only, idempotent query tool.
+    /// A read-only, idempotent query tool that reads the index (so it publishes
+    /// `project`), in the extended tier, without an instructions line.
     pub fn query(
         name: &'static str,
         description: &'static str,
@@ -533,7 +567,28 @@ impl ToolSpec {
             default_budget,
             budget_per_item: None,
             reads_index: true,
+            tier: Tier::Extended,
+            host_params: &[HostParam::Project],
+            guide: None,
         }
+    }
+
+    /// In the `core` tier.
+    pub fn core(mut self) -> ToolSpec {
+        self.tier = Tier::Core;
+        self
+    }
+
+    /// Publishing these host parameters (instead of the default ones).
+    pub fn publishing(mut self, params: &'static [HostParam]) -> ToolSpec {
+        self.host_params = params;
+        self
+    }
+
+    /// With its line in the server instructions: the question it answers and how.
+    pub fn guide(mut self, question: &'static str, how: &'static str) -> ToolSpec {
+        self.guide = Some((question, how));
+        self
     }
 }
 
@@ -552,6 +607,15 @@ pub trait Router {
         args: &crate::args::Args,
         ctx: &Ctx,
     ) -> ToolResult<String>;
+    /// The project files an answer of `tool` is about (relative, each once, at most
+    /// [`MAX_ANSWER_FILES`](crate::answer::MAX_ANSWER_FILES)): the host refreshes them
+    /// when they changed. By default the `file_path` values and `path:line` locations
+    /// (`at`, `site`, `location`) of a JSON answer, the keys the SDK's answers use; a
+    /// router answering with other keys says its files here.
+    fn answer_files(tool: &str, body: &str) -> Vec<String> {
+        let _ = tool;
+        crate::answer::files_named_in(body, crate::answer::MAX_ANSWER_FILES)
+    }
 }
 
 /// The error for a tool name this router does not have, listing the ones it does.

@@ -14,6 +14,7 @@
 //! - [`ToolError`]: an error kind and a message that names what was wrong and what is
 //!   accepted.
 
+pub mod answer;
 pub mod args;
 pub mod attribution;
 pub mod budget;
@@ -23,16 +24,17 @@ pub mod listing;
 pub mod resolve;
 pub mod testing;
 
-pub use host::{Ctx, Format, Host, Router, ToolSpec};
+pub use host::{Ctx, Format, Host, HostParam, Router, Tier, ToolSpec};
 
 /// The bindings generated from `wit/v0.4` (world `scryer-host`, the union of every
 /// interface; a component imports only what its logic calls). Components built with
 /// this SDK need a host that links WIT 0.4; the host still links 0.1, 0.2 and 0.3
-/// components.
+/// components. The crate's `wit` folder is that version (a link to `wit/v0.4` in the
+/// scryer tree; `cargo package` copies it in, so the packaged SDK needs no tree).
 #[cfg(target_arch = "wasm32")]
 pub mod wit {
     wit_bindgen::generate!({
-        path: "../../wit/v0.4",
+        path: "wit",
         world: "scryer-host",
         pub_export_macro: true,
         export_macro_name: "export_plugin",
@@ -66,6 +68,19 @@ macro_rules! export_router {
                     $crate::wit::scryer::router::types::CallError,
                 > {
                     $crate::component::call::<$router>(tool, arguments, context)
+                }
+                fn describe_traits() -> Vec<$crate::wit::scryer::router::types::ToolTraits> {
+                    $crate::component::describe_traits::<$router>()
+                }
+                fn answer(
+                    tool: String,
+                    arguments: String,
+                    context: $crate::wit::scryer::router::types::AnswerContext,
+                ) -> Result<
+                    $crate::wit::scryer::router::types::ToolAnswer,
+                    $crate::wit::scryer::router::types::CallError,
+                > {
+                    $crate::component::answer::<$router>(tool, arguments, context)
                 }
             }
             $crate::wit::export_plugin!(Component with_types_in $crate::wit);

@@ -11,7 +11,7 @@ pub mod terms;
 
 use scryer_plugin_sdk::args::Args;
 use scryer_plugin_sdk::host::unknown_tool;
-use scryer_plugin_sdk::{Ctx, Host, Router, ToolResult, ToolSpec};
+use scryer_plugin_sdk::{Ctx, Host, HostParam, Router, ToolResult, ToolSpec};
 use serde_json::json;
 
 pub fn tools() -> Vec<ToolSpec> {
@@ -38,7 +38,9 @@ pub fn tools() -> Vec<ToolSpec> {
             }
         }),
         1500,
-    )]
+    ).core()
+    .publishing(&[HostParam::Budget, HostParam::Project])
+    .guide("find code", "search_symbols(query or like_symbol): ranked by name, path, signature, docs")]
 }
 
 pub struct Search;

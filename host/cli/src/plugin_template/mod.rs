@@ -64,8 +64,25 @@ impl Names {
             .replace("{{crate}}", &self.krate)
             .replace("{{Type}}", &self.type_name)
             .replace("{{tool}}", &self.tool)
+            .replace("{{sdk_version}}", SDK_VERSION)
+            .replace("{{sdk_patch}}", &sdk_patch(sdk))
             .replace("{{sdk_path}}", &toml_path(sdk))
     }
+}
+
+/// The SDK version a new plugin depends on: the one this binary was built with.
+const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The path override that builds the plugin against an SDK on this machine (a scryer
+/// tree's `plugins/sdk`, or an unpacked `cargo package` of it) instead of a registry.
+fn sdk_patch(sdk: &Path) -> String {
+    format!(
+        "\n# Where the SDK comes from: this path (a scryer tree's plugins/sdk) instead of a\n\
+         # registry. Delete these two lines to use the published crate.\n\
+         [patch.crates-io]\n\
+         scryer-plugin-sdk = {{ path = \"{}\" }}\n",
+        toml_path(sdk)
+    )
 }
 
 /// A path as it goes inside a TOML basic string.
@@ -149,13 +166,12 @@ pub fn create(name: &str, dir: Option<&Path>, sdk: Option<&Path>) -> Result<Crea
         ),
         (dir.join(".gitignore"), names.fill(GITIGNORE, &sdk)),
     ];
-    // The SDK's tree pins the versions it is tested with; starting from its lock lets
-    // the plugin build offline from cargo's cache (cargo drops what it does not use).
-    if let Some(lock) = sdk
-        .ancestors()
-        .nth(2)
-        .map(|tree| tree.join("Cargo.lock"))
-        .and_then(|p| std::fs::read_to_string(p).ok())
+    // The SDK's tree (or its package) pins the versions it is tested with; starting
+    // from its lock lets the plugin build offline from cargo's cache (cargo drops what
+    // it does not use).
+    if let Some(lock) = std::iter::once(sdk.join("Cargo.lock"))
+        .chain(sdk.ancestors().nth(2).map(|tree| tree.join("Cargo.lock")))
+        .find_map(|p| std::fs::read_to_string(p).ok())
     {
         files.push((dir.join("Cargo.lock"), lock));
     }

@@ -9,6 +9,16 @@ use super::{HostImpl, internal};
 use crate::projects::IndexState;
 
 impl HostImpl {
+    /// `projects.index-gaps`: what a project's index runs left out, as the note an
+    /// answer about it carries.
+    pub(super) fn index_gaps_of(&self, selector: &str) -> Result<Option<String>, CallError> {
+        let p = self
+            .block(self.core.projects.db().project_by_selector(selector))
+            .map_err(internal)?
+            .ok_or_else(|| CallError::NotFound(self.core.unknown_project_message(selector)))?;
+        Ok(skipped_note(&p.slug, &self.core.projects.skipped(p.id)))
+    }
+
     /// The project a selector names (slug, id or root path), or an error listing the
     /// registered ones: never a silent fallback.
     fn selected(&self, selector: &str) -> Result<ProjectRow, CallError> {
@@ -84,4 +94,37 @@ impl HostImpl {
             })
             .collect())
     }
+}
+
+/// Most paths one skipped-facts note names.
+const MAX_NOTED_PATHS: usize = 10;
+
+/// "skipped: N links leaving the root (…); too large (over 4 MiB), not indexed: …", or
+/// `None` when nothing was left out.
+fn skipped_note(slug: &str, skipped: &scryer_engine::indexer::Skipped) -> Option<String> {
+    let list = |paths: &[String]| {
+        let mut shown = paths[..paths.len().min(MAX_NOTED_PATHS)].join(", ");
+        if paths.len() > MAX_NOTED_PATHS {
+            shown.push_str(&format!(" and {} more", paths.len() - MAX_NOTED_PATHS));
+        }
+        shown
+    };
+    let mut parts = Vec::new();
+    let links = &skipped.links_leaving_root;
+    if !links.is_empty() {
+        parts.push(format!(
+            "skipped: {} link{} leaving the root ({})",
+            links.len(),
+            if links.len() == 1 { "" } else { "s" },
+            list(links)
+        ));
+    }
+    if !skipped.too_large.is_empty() {
+        parts.push(format!(
+            "too large (over {} MiB), not indexed: {}",
+            scryer_engine::file_limits::MAX_SOURCE_BYTES >> 20,
+            list(&skipped.too_large)
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("index facts of `{slug}`: {}", parts.join("; ")))
 }

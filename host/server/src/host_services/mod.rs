@@ -225,6 +225,10 @@ impl HostServices for HostImpl {
         self.precise_status_of(scope, project)
     }
 
+    fn index_gaps(&self, _scope: &CallScope, project: &str) -> Result<Option<String>, CallError> {
+        self.index_gaps_of(project)
+    }
+
     fn symbols_by_name(&self, scope: &CallScope, name: &str) -> Result<Vec<Symbol>, CallError> {
         let p = self.project(scope)?;
         let rows = self
