@@ -74,7 +74,13 @@ pub fn needs_named_project(tool: &ToolDefinition) -> bool {
 }
 
 /// Parameters the host reads for every tool.
-pub const HOST_PARAMS: &[&str] = &["max_tokens", "no_truncate", "project", "format"];
+pub const HOST_PARAMS: &[&str] = &[
+    "max_tokens",
+    "no_truncate",
+    "project",
+    "format",
+    crate::windowed::USAGE_OFFSET,
+];
 
 /// Which tools a session lists (`scryer serve --tools`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -196,6 +202,11 @@ pub fn publish_schema(tool: &str, reads_index: bool, schema: &Value) -> Value {
             json!({"type": "string"})
         };
         props.entry("project").or_insert(spec);
+    }
+    if crate::windowed::WINDOW_TOOLS.contains(&tool) {
+        props.entry(crate::windowed::USAGE_OFFSET).or_insert_with(
+            || json!({"type": "integer", "description": "next window of a common name's usages"}),
+        );
     }
     if let Some(Value::Array(required)) = obj.get_mut("required") {
         required.retain(|r| r.as_str().is_none_or(|r| !HOST_PARAMS.contains(&r)));

@@ -44,7 +44,7 @@ const MAX_BUDGET: i64 = 1_000_000;
 /// Most files of one answer checked for changes after the call.
 const MAX_REFRESH_FILES: usize = 64;
 
-fn host_int(
+pub(crate) fn host_int(
     args: &Map<String, Value>,
     name: &str,
     min: i64,
@@ -164,9 +164,10 @@ impl Server {
                 Some(f) if f.eq_ignore_ascii_case("text") => Format::Text,
                 Some(f) => return Err(format!("`format` is {f:?}; accepted: json, text")),
             };
-            Ok((max_tokens, no_truncate, format))
+            let window = crate::windowed::for_call(&args)?;
+            Ok((max_tokens, no_truncate, format, window))
         })();
-        let (max_tokens, no_truncate, format) = match parsed {
+        let (max_tokens, no_truncate, format, window) = match parsed {
             Ok(p) => p,
             Err(e) => {
                 return CallOutcome::error(with_remarks(
@@ -246,10 +247,11 @@ impl Server {
                 Format::Text => OutputFormat::Text,
             },
         };
-        let scope = CallScope {
+        let mut scope = CallScope {
             plugin: plugin.name().into(),
             project: context.project.clone(),
             session: session_id,
+            window: std::sync::Arc::new(window),
         };
         // Freshness: the file the call names is checked before it runs, the files the
         // answer names after; if any changed, the call runs again on the fresh index.
@@ -275,11 +277,40 @@ impl Server {
             let changed = self.refresh(p, named).await;
             if !changed.is_empty() {
                 refreshed.extend(changed);
+                scope.window = std::sync::Arc::new(
+                    crate::windowed::for_call(&serde_json::from_str(&args_json).unwrap_or_default())
+                        .unwrap_or_default(),
+                );
                 outcome = self
                     .runtime
-                    .call(plugin, scope, name, &args_json, &context)
+                    .call(plugin, scope.clone(), name, &args_json, &context)
                     .await;
             }
+        }
+        let (mut window_notes, mut next_window) = crate::windowed::notes(&scope.window.cuts());
+        // The router fitted its answer to the budget without the window's notes: when they
+        // would push it over (and the host's cut would lose them), it answers again in
+        // less, leaving them room.
+        if let (Some(b), Ok(result)) = (budget, &outcome)
+            && !window_notes.is_empty()
+            && crate::tokens::count(&crate::windowed::mark(
+                result.body.clone(),
+                &window_notes,
+                next_window,
+            )) > b
+        {
+            let room = crate::tokens::count(&window_notes.join("\n")) + 40;
+            let mut tighter = context.clone();
+            tighter.budget_tokens = Some(b.saturating_sub(room).max(1));
+            scope.window = std::sync::Arc::new(
+                crate::windowed::for_call(&serde_json::from_str(&args_json).unwrap_or_default())
+                    .unwrap_or_default(),
+            );
+            outcome = self
+                .runtime
+                .call(plugin, scope.clone(), name, &args_json, &tighter)
+                .await;
+            (window_notes, next_window) = crate::windowed::notes(&scope.window.cuts());
         }
         if !refreshed.is_empty() {
             refreshed.sort();
@@ -297,10 +328,13 @@ impl Server {
         }
         match outcome {
             Ok(result) => {
-                let router_truncated = result.truncated;
+                let router_truncated = result.truncated || !window_notes.is_empty();
                 let mut body = result.body;
                 if !notes.is_empty() {
                     body = add_notes(body, &notes, true);
+                }
+                if !window_notes.is_empty() {
+                    body = crate::windowed::mark(body, &window_notes, next_window);
                 }
                 if !remarks.is_empty() {
                     body = add_notes(body, &remarks, false);

@@ -809,7 +809,7 @@ fn inspect_one<H: Host + ?Sized>(
     let mut all: Vec<Sym> = host.symbols_by_name(&q.name)?;
     let mut seen = HashSet::new();
     all.retain(|d| seen.insert(d.qualified_name.clone()));
-    let mut picked = q.select(&all, req.file_path.as_deref());
+    let mut picked = q.select_public(host, &all, req.file_path.as_deref());
     // An item wins over a module of the same name (`mod shapes` beside `shapes()`).
     if picked.iter().any(|&i| all[i].kind != "module") {
         picked.retain(|&i| all[i].kind != "module");

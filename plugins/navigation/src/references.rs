@@ -79,7 +79,7 @@ pub fn find_references(
     // Definitions (one per qualified name, no modules), the name's usages, and what
     // attribution needs around the definitions the query names.
     let (names, candidates) = NameIndex::load_selecting(host, &q.symbol.name, false, |defs| {
-        q.symbol.select(defs, q.file_path.as_deref())
+        q.symbol.select_public(host, defs, q.file_path.as_deref())
     })?;
     let (defs_all, sites) = (&names.defs, &names.sites);
     let facts = host.index_facts()?;
