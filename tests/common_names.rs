@@ -18,7 +18,10 @@ const FNS_PER_FILE: usize = 50;
 const NEW_CALLS: usize = FILES * FNS_PER_FILE * 2;
 
 fn large_project() -> tempfile::TempDir {
-    let ws = tempfile::Builder::new().prefix("scryer-big-").tempdir().unwrap();
+    let ws = tempfile::Builder::new()
+        .prefix("scryer-big-")
+        .tempdir()
+        .unwrap();
     let src = ws.path().join("src");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(
@@ -65,7 +68,10 @@ async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
             .await;
         assert_eq!(first["complete"], false, "{view}: {first}");
         assert_eq!(first["next_usage_offset"], 10_000, "{view}: {first}");
-        assert!(notes(&first).contains("usage_offset: 10000"), "{view}: {first}");
+        assert!(
+            notes(&first).contains("usage_offset: 10000"),
+            "{view}: {first}"
+        );
         let second = s
             .call_json(
                 "find_references",
@@ -102,8 +108,16 @@ async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
     // (`inspect_symbol new` lists candidates and reads no usages, so no window to name.)
     for (tool, args, windowed) in [
         ("trace_call_hierarchy", json!({"symbol": "new"}), true),
-        ("trace_call_hierarchy", json!({"symbol": "m001::T1::new"}), true),
-        ("calculate_blast_radius", json!({"symbol": "m001::T1::new"}), true),
+        (
+            "trace_call_hierarchy",
+            json!({"symbol": "m001::T1::new"}),
+            true,
+        ),
+        (
+            "calculate_blast_radius",
+            json!({"symbol": "m001::T1::new"}),
+            true,
+        ),
         ("inspect_symbol", json!({"symbol": "m001::T1::new"}), true),
         ("inspect_symbol", json!({"symbol": "new"}), false),
     ] {
@@ -116,7 +130,10 @@ async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
         assert_eq!(v["complete"], false, "{tool} {args}: {text}");
         if windowed {
             assert!(notes(&v).contains("usage_offset"), "{tool} {args}: {text}");
-            assert!(v.get("next_usage_offset").is_some(), "{tool} {args}: {text}");
+            assert!(
+                v.get("next_usage_offset").is_some(),
+                "{tool} {args}: {text}"
+            );
         }
     }
     s.stop().await;
@@ -130,7 +147,10 @@ async fn fifty_concurrent_sessions_all_get_answers() {
     let ws = fixture_workspace();
     let first = env.client(ws.path(), &[]).await;
     let ready = first
-        .call_json("index_workspace", json!({"path": ws.path().to_str().unwrap()}))
+        .call_json(
+            "index_workspace",
+            json!({"path": ws.path().to_str().unwrap()}),
+        )
         .await;
     assert_eq!(ready["state"], "ready", "{ready}");
     let mut clients = vec![first];
@@ -138,7 +158,10 @@ async fn fifty_concurrent_sessions_all_get_answers() {
         clients.push(env.client(ws.path(), &[]).await);
     }
     let calls = [
-        ("find_references", json!({"symbol": "describe", "view": "callers"})),
+        (
+            "find_references",
+            json!({"symbol": "describe", "view": "callers"}),
+        ),
         ("search_symbols", json!({"query": "shape area"})),
         ("inspect_symbol", json!({"symbol": "describe"})),
         ("get_file_outline", json!({"file_path": "src/lib.rs"})),

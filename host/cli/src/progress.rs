@@ -67,7 +67,11 @@ fn render(done: u32, total: u32, elapsed: Duration) -> String {
     }
     let pct = u64::from(done) * 100 / u64::from(total);
     let secs = elapsed.as_secs_f64();
-    let rate = if secs > 0.0 { f64::from(done) / secs } else { 0.0 };
+    let rate = if secs > 0.0 {
+        f64::from(done) / secs
+    } else {
+        0.0
+    };
     let left = if rate > 0.0 && done < total {
         let s = (f64::from(total - done) / rate).ceil() as u64;
         format!(", about {} left", crate::daemon::human(s))

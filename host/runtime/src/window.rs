@@ -123,6 +123,10 @@ mod tests {
         }
         assert_eq!(handed, CALL_USAGE_ROWS);
         assert_eq!(w.take("late", "edges", 5), 0..0);
-        assert!(w.cuts().iter().any(|c| c.name == "late" && c.handed.is_empty()));
+        assert!(
+            w.cuts()
+                .iter()
+                .any(|c| c.name == "late" && c.handed.is_empty())
+        );
     }
 }

@@ -278,8 +278,10 @@ impl Server {
             if !changed.is_empty() {
                 refreshed.extend(changed);
                 scope.window = std::sync::Arc::new(
-                    crate::windowed::for_call(&serde_json::from_str(&args_json).unwrap_or_default())
-                        .unwrap_or_default(),
+                    crate::windowed::for_call(
+                        &serde_json::from_str(&args_json).unwrap_or_default(),
+                    )
+                    .unwrap_or_default(),
                 );
                 outcome = self
                     .runtime

@@ -223,7 +223,12 @@ impl SearchCache {
     }
 
     /// The kept index of project `project_id` if it was built for its run `indexed_at`.
-    fn open_kept_workspace(&self, project_id: i64, root: &str, indexed_at: &str) -> Option<SymbolIndex> {
+    fn open_kept_workspace(
+        &self,
+        project_id: i64,
+        root: &str,
+        indexed_at: &str,
+    ) -> Option<SymbolIndex> {
         let dir = self.kept_project_dir(project_id);
         let wanted = project_stamp(project_id, root, indexed_at);
         stored::open_kept(&dir, &wanted)
@@ -697,12 +702,18 @@ mod tests {
                 let calls = calls.clone();
                 std::thread::spawn(move || {
                     cache
-                        .workspace(7, "/p", 3, || None, |b| {
-                            calls.fetch_add(1, Ordering::SeqCst);
-                            std::thread::sleep(Duration::from_millis(50));
-                            b.add(document(row(1, "alpha")))?;
-                            Ok(())
-                        })
+                        .workspace(
+                            7,
+                            "/p",
+                            3,
+                            || None,
+                            |b| {
+                                calls.fetch_add(1, Ordering::SeqCst);
+                                std::thread::sleep(Duration::from_millis(50));
+                                b.add(document(row(1, "alpha")))?;
+                                Ok(())
+                            },
+                        )
                         .unwrap()
                 })
             })

@@ -660,6 +660,19 @@ fn ambiguous(q: &SymbolQuery, candidates: Vec<Value>, total: usize, where_: &str
     head.insert("symbol".into(), json!(q.text));
     head.insert("ambiguous".into(), json!(true));
     head.insert("candidate_count".into(), json!(total));
+    if total > candidates.len() {
+        // Only some are listed: the answer is a first page; the rest are a
+        // resolve_definition(offset) or a narrower symbol away.
+        head.insert("complete".into(), json!(false));
+        head.insert(
+            "see_also".into(),
+            json!(format!(
+                "resolve_definition(symbol: {:?}, offset: {}) lists the next candidates",
+                q.text,
+                candidates.len()
+            )),
+        );
+    }
     head.insert("candidates".into(), json!(candidates));
     Report {
         head,

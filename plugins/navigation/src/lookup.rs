@@ -244,14 +244,12 @@ pub fn workspace(host: &(impl Host + ?Sized), q: &SymbolQuery) -> ToolResult<Loo
 /// (`tokio::runtime::Runtime`): keep those the path names as a public path, crate first
 /// and then the written module's re-export (the SDK's `public_path_matches`), when any.
 fn narrow_in_order(host: &(impl Host + ?Sized), q: &SymbolQuery, found: &mut Vec<Found>) {
-    if q.crate_relative
-        || found.len() < 2
-        || found.iter().any(|f| f.matched != Match::InOrder)
-    {
+    if q.crate_relative || found.len() < 2 || found.iter().any(|f| f.matched != Match::InOrder) {
         return;
     }
     let syms: Vec<Sym> = found.iter().map(|f| f.sym.clone()).collect();
-    let keep = scryer_plugin_sdk::attribution::public_path_matches(host, &q.qualifier, &q.name, &syms);
+    let keep =
+        scryer_plugin_sdk::attribution::public_path_matches(host, &q.qualifier, &q.name, &syms);
     if !keep.is_empty() && keep.len() < found.len() {
         let mut i = 0;
         found.retain(|_| {

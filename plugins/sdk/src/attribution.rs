@@ -821,10 +821,30 @@ mod tests {
     fn a_crate_qualified_public_path_narrows_to_that_crate_and_its_reexport() {
         let host = Mem {
             defs: vec![
-                def("bollard_stubs::models::Runtime", "struct", None, "b/src/models.rs"),
-                def("tokio::runtime::runtime::Runtime", "struct", None, "t/src/runtime/runtime.rs"),
-                def("tokio::runtime::scheduler::Runtime", "enum", None, "t/src/runtime/scheduler.rs"),
-                def("tokio_util::runtime::Runtime", "struct", None, "u/src/runtime.rs"),
+                def(
+                    "bollard_stubs::models::Runtime",
+                    "struct",
+                    None,
+                    "b/src/models.rs",
+                ),
+                def(
+                    "tokio::runtime::runtime::Runtime",
+                    "struct",
+                    None,
+                    "t/src/runtime/runtime.rs",
+                ),
+                def(
+                    "tokio::runtime::scheduler::Runtime",
+                    "enum",
+                    None,
+                    "t/src/runtime/scheduler.rs",
+                ),
+                def(
+                    "tokio_util::runtime::Runtime",
+                    "struct",
+                    None,
+                    "u/src/runtime.rs",
+                ),
             ],
             sites: vec![site(
                 "Runtime",
