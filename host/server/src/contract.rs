@@ -203,11 +203,6 @@ pub fn publish_schema(tool: &str, reads_index: bool, schema: &Value) -> Value {
         };
         props.entry("project").or_insert(spec);
     }
-    if crate::windowed::WINDOW_TOOLS.contains(&tool) {
-        props.entry(crate::windowed::USAGE_OFFSET).or_insert_with(
-            || json!({"type": "integer", "description": "next window of a common name's usages"}),
-        );
-    }
     if let Some(Value::Array(required)) = obj.get_mut("required") {
         required.retain(|r| r.as_str().is_none_or(|r| !HOST_PARAMS.contains(&r)));
         if required.is_empty() {

@@ -6,17 +6,10 @@ use scryer_runtime::UsageWindow;
 use scryer_runtime::window::Cut;
 use serde_json::{Map, Value};
 
-/// The host parameter that moves the window over the name a call is about.
+/// The host parameter that moves the window over the name a call is about. Accepted by
+/// every tool and not published (tool definitions stay small): the answer that needs it
+/// names it, with its value.
 pub const USAGE_OFFSET: &str = "usage_offset";
-
-/// The tools that publish `usage_offset`: the ones whose answers attribute a name's
-/// every usage.
-pub const WINDOW_TOOLS: &[&str] = &[
-    "find_references",
-    "trace_call_hierarchy",
-    "calculate_blast_radius",
-    "inspect_symbol",
-];
 
 /// The window a call runs with: about the bare name its `symbol` ends in, from
 /// `usage_offset` (default 0).
