@@ -69,7 +69,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn human(secs: u64) -> String {
+pub(crate) fn human(secs: u64) -> String {
     match secs {
         s if s < 120 => format!("{s}s"),
         s if s < 7200 => format!("{}m{:02}s", s / 60, s % 60),
@@ -155,7 +155,11 @@ pub async fn index(cli: &crate::Cli, path: &Path) -> Result<()> {
         Some(p) => p,
         None => {
             let server = crate::build_index_server(cli).await?;
-            let p = server.index_path(&root).await?;
+            let mut line = crate::progress::Line::on_stderr();
+            let p = server
+                .index_path_watching(&root, |done, total| line.tick(done, total))
+                .await?;
+            line.finish();
             IndexReply {
                 slug: p.slug,
                 root: p.root,

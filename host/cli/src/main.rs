@@ -39,6 +39,7 @@ mod doctor;
 mod init;
 mod plugin_cmd;
 mod precise_cmd;
+mod progress;
 mod report;
 mod serve;
 

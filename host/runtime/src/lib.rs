@@ -20,6 +20,7 @@ mod offline;
 pub mod policy;
 pub mod precompiled;
 pub mod receipt;
+pub mod window;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,6 +40,7 @@ pub use capabilities::{Capability, Grants};
 pub use limits::Limits;
 pub use offline::OfflineHost;
 pub use precompiled::Precompiled;
+pub use window::UsageWindow;
 
 /// The WIT types, as the host sees them.
 pub mod wit {
@@ -72,6 +74,8 @@ pub struct CallScope {
     pub plugin: Arc<str>,
     pub project: Option<wit::Project>,
     pub session: u64,
+    /// How much of a name's usages this call may be handed (ADR 0024).
+    pub window: Arc<UsageWindow>,
 }
 
 /// What the host offers routers through the imported WIT interfaces. Implemented by the
@@ -639,6 +643,7 @@ impl Runtime {
             plugin: name.clone(),
             project: None,
             session: 0,
+            window: Arc::default(),
         };
         let (description, traits) = self
             .run(&pre, scope, |instance, store| {

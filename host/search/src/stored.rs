@@ -67,6 +67,14 @@ pub fn open_or_build<E: From<SearchError>>(
     Ok((SymbolIndex::open(dir)?, Outcome::Built))
 }
 
+/// The index kept in `dir` if it was built for `stamp`, mapped; `None` otherwise (absent,
+/// another stamp, or damaged).
+pub fn open_kept(dir: &Path, stamp: &str) -> Option<SymbolIndex> {
+    stamped(dir, &stamp_text(stamp))
+        .then(|| SymbolIndex::open(dir).ok())
+        .flatten()
+}
+
 /// Makes sure `dir` keeps an index built for `stamp`, building it with `fill` if not,
 /// without opening it. A kept index whose files are damaged is found out, and built
 /// again, by the [`open_or_build`] that first opens it.

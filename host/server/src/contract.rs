@@ -25,7 +25,13 @@ pub fn needs_named_project(tool: &ToolDefinition) -> bool {
 }
 
 /// Parameters the host reads for every tool.
-pub const HOST_PARAMS: &[&str] = &["max_tokens", "no_truncate", "project", "format"];
+pub const HOST_PARAMS: &[&str] = &[
+    "max_tokens",
+    "no_truncate",
+    "project",
+    "format",
+    crate::windowed::USAGE_OFFSET,
+];
 
 /// Which tools a session lists (`scryer serve --tools`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -44,7 +44,7 @@ const MAX_BUDGET: i64 = 1_000_000;
 /// Most files of one answer checked for changes after the call.
 const MAX_REFRESH_FILES: usize = 64;
 
-fn host_int(
+pub(crate) fn host_int(
     args: &Map<String, Value>,
     name: &str,
     min: i64,
@@ -170,9 +170,10 @@ impl Server {
                 Some(f) if f.eq_ignore_ascii_case("text") => Format::Text,
                 Some(f) => return Err(format!("`format` is {f:?}; accepted: json, text")),
             };
-            Ok((max_tokens, no_truncate, format))
+            let window = crate::windowed::for_call(&args)?;
+            Ok((max_tokens, no_truncate, format, window))
         })();
-        let (max_tokens, no_truncate, format) = match parsed {
+        let (max_tokens, no_truncate, format, window) = match parsed {
             Ok(p) => p,
             Err(e) => {
                 return CallOutcome::error(with_remarks(
@@ -252,10 +253,11 @@ impl Server {
                 Format::Text => OutputFormat::Text,
             },
         };
-        let scope = CallScope {
+        let mut scope = CallScope {
             plugin: plugin.name().into(),
             project: context.project.clone(),
             session: session_id,
+            window: std::sync::Arc::new(window),
         };
         // Freshness: the file the call names is checked before it runs, the files the
         // answer names after; if any changed, the call runs again on the fresh index.
@@ -291,16 +293,55 @@ impl Server {
             if !changed.is_empty() {
                 refreshed.extend(changed);
                 answer_context.notes = host_notes(&notes, &refreshed, &remarks);
+                scope.window = std::sync::Arc::new(
+                    crate::windowed::for_call(
+                        &serde_json::from_str(&args_json).unwrap_or_default(),
+                    )
+                    .unwrap_or_default(),
+                );
                 outcome = self
                     .runtime
-                    .call(plugin, scope, name, &args_json, &answer_context)
+                    .call(plugin, scope.clone(), name, &args_json, &answer_context)
                     .await;
             }
         }
+        let (mut window_notes, mut next_window) = crate::windowed::notes(&scope.window.cuts());
+        // The router fitted its answer to the budget without the window's notes: when they
+        // would push it over (and the host's cut would lose them), it answers again in
+        // less, leaving them room.
+        if let (Some(b), Ok(answer)) = (budget, &outcome)
+            && !window_notes.is_empty()
+            && crate::tokens::count(&crate::windowed::mark(
+                answer.body.clone(),
+                &window_notes,
+                next_window,
+            )) > b
+        {
+            let room = crate::tokens::count(&window_notes.join("\n")) + 40;
+            let mut tighter = answer_context.clone();
+            tighter.call.budget_tokens = Some(b.saturating_sub(room).max(1));
+            scope.window = std::sync::Arc::new(
+                crate::windowed::for_call(&serde_json::from_str(&args_json).unwrap_or_default())
+                    .unwrap_or_default(),
+            );
+            outcome = self
+                .runtime
+                .call(plugin, scope.clone(), name, &args_json, &tighter)
+                .await;
+            (window_notes, next_window) = crate::windowed::notes(&scope.window.cuts());
+        }
         match outcome {
             Ok(answer) => {
-                let (text, cut, tokens) = budget::enforce(answer.body, budget);
-                measured.truncated = cut || answer.truncated;
+                let router_truncated = answer.truncated || !window_notes.is_empty();
+                // The one edit the host still makes to a 0.4 answer: the window's notes and
+                // `next_usage_offset`, known only after the router ran (windowed.rs).
+                let body = if window_notes.is_empty() {
+                    answer.body
+                } else {
+                    crate::windowed::mark(answer.body, &window_notes, next_window)
+                };
+                let (text, cut, tokens) = budget::enforce(body, budget);
+                measured.truncated = cut || router_truncated;
                 measured.response_tokens = tokens;
                 CallOutcome {
                     text,

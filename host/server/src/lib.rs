@@ -28,6 +28,7 @@ mod session;
 pub mod telemetry;
 pub mod tokens;
 mod watcher;
+mod windowed;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -470,6 +471,7 @@ impl Server {
                 root: p.root,
             }),
             session,
+            window: Default::default(),
         })
     }
 
@@ -527,6 +529,16 @@ impl Server {
 
     /// Indexes a directory now and waits for the run (the `scryer index` command).
     pub async fn index_path(&self, root: &std::path::Path) -> Result<scryer_db::ProjectRow> {
+        self.index_path_watching(root, |_, _| {}).await
+    }
+
+    /// [`index_path`](Self::index_path), telling `tick` the files done and in all about
+    /// four times a second while the run goes on (`scryer index`'s progress line).
+    pub async fn index_path_watching(
+        &self,
+        root: &std::path::Path,
+        mut tick: impl FnMut(u32, u32),
+    ) -> Result<scryer_db::ProjectRow> {
         let root = std::fs::canonicalize(root).with_context(|| format!("{}", root.display()))?;
         let (project, rx) = self.core.projects.register_and_index(&root).await?;
         // A daemon keeps the project current from here on, as it does for
@@ -534,7 +546,18 @@ impl Server {
         if let Some(w) = &self.core.watcher {
             w.watch(&project);
         }
-        projects::wait_finished(rx, Duration::from_secs(24 * 3600)).await;
+        let started = std::time::Instant::now();
+        while !projects::wait_finished(rx.clone(), Duration::from_millis(250)).await {
+            if started.elapsed() > Duration::from_secs(24 * 3600) {
+                break;
+            }
+            if let projects::IndexState::Building { done, total }
+            | projects::IndexState::Stale { done, total } =
+                self.core.projects.state(&project).await
+            {
+                tick(done, total);
+            }
+        }
         Ok(self
             .core
             .projects

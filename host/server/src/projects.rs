@@ -360,7 +360,43 @@ impl ProjectManager {
 
     /// A project's rows were deleted: what was cached from them is not served again.
     pub fn forget_index(&self, project_id: i64) {
+        self.search.forget_kept_workspace(project_id);
         self.bump_generation(project_id);
+    }
+
+    /// Builds the search index of a project whose index run just finished and keeps it
+    /// beside the database, so the first search of this or any later process needs no
+    /// build (ADR 0024). A failure only costs that first search the build.
+    async fn keep_search_index(self: &Arc<Self>, project_id: i64) {
+        let Ok(Some(row)) = self.db.project(project_id).await else {
+            return;
+        };
+        let Some(indexed_at) = row.indexed_at.clone().filter(|_| row.index_complete) else {
+            return;
+        };
+        let this = self.clone();
+        let generation = self.generation(project_id);
+        let handle = tokio::runtime::Handle::current();
+        let kept = tokio::task::spawn_blocking(move || {
+            this.search
+                .keep_workspace(project_id, &row.root, &indexed_at, generation, |b| {
+                    crate::search_cache::fill_from(
+                        &handle,
+                        &this.db,
+                        project_id,
+                        scryer_db::RowOrder::ById,
+                        b,
+                    )
+                })
+        })
+        .await;
+        match kept {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(project_id, error = %format!("{e:#}"), "project search index not kept")
+            }
+            Err(e) => tracing::warn!(project_id, error = %e, "project search index not kept"),
+        }
     }
 
     fn bump_generation(&self, project_id: i64) {
@@ -523,6 +559,8 @@ impl ProjectManager {
         let writer = self.writer(project.id).await;
         tokio::spawn(async move {
             let _write = writer.lock().await;
+            // The kept search index goes before the rows change (ADR 0024).
+            this.search.forget_kept_workspace(project.id);
             let outcome: Result<IndexReport> =
                 indexer::index_project(&this.db, &project, progress).await;
             if let Ok(report) = &outcome {
@@ -550,6 +588,9 @@ impl ProjectManager {
                 }
             }
             this.bump_generation(project.id);
+            if outcome.is_ok() {
+                this.keep_search_index(project.id).await;
+            }
             let _ = tx.send(true);
             if outcome.is_ok()
                 && let Ok(Some(row)) = this.db.project(project.id).await
@@ -604,6 +645,7 @@ impl ProjectManager {
         let writer = self.writer(project.id).await;
         let _write = writer.lock().await;
         let rels: Vec<String> = checked.iter().map(|(r, _)| r.clone()).collect();
+        self.search.forget_kept_workspace(project.id);
         let report = indexer::refresh_files(&self.db, project, &rels).await?;
         self.note_refresh(project.id, &report);
         if !report.is_empty() {

@@ -9,6 +9,12 @@
 //!   it again (ADR 0014). Kept in memory, tokio's 160 crate indexes took ~50 MiB and
 //!   building them raised the process's peak by ~200 MiB.
 //!
+//! - a project's index is also kept on disk beside the database ([`project_dir`]), built
+//!   at the end of each index run and valid for that run (ADR 0024): a process that opens
+//!   the database maps it instead of building it on its first search (20 s on a 7M-line
+//!   tree). Every writer of the project's rows (an index run, a refresh) removes it before
+//!   it writes, so a kept index is never older than the rows.
+//!
 //! Only the indexes are kept; a hit's key is its symbol's row id, and the rows of a page
 //! of hits are read when it is answered. (Holding the rows of a project's dependencies
 //! would cost ~700 MiB for tokio's 160 crates.)
@@ -42,6 +48,21 @@ pub(crate) struct SearchCache {
     crates: Mutex<HashMap<i64, Slot<SymbolIndex>>>,
     /// Where dependency crate indexes are kept ([`dependency_dir`]).
     crates_dir: PathBuf,
+    /// Where project indexes are kept ([`project_dir`]).
+    projects_dir: PathBuf,
+}
+
+/// The directory keeping the project search indexes of the database whose dependency
+/// indexes live in `crates_dir`: its sibling.
+fn project_dir(crates_dir: &Path) -> PathBuf {
+    crates_dir.with_file_name("projects")
+}
+
+/// What a kept project index must have been built from: the project's completed index
+/// run (a writer removes the index before it changes rows; the run's finish time and the
+/// root tell a replaced project apart).
+fn project_stamp(project_id: i64, root: &str, indexed_at: &str) -> String {
+    format!("project {project_id} at {root}, indexed at {indexed_at}")
 }
 
 /// The directory keeping the dependency search indexes of the database at `db_path`:
@@ -145,17 +166,84 @@ impl SearchCache {
         SearchCache {
             workspace: Mutex::default(),
             crates: Mutex::default(),
+            projects_dir: project_dir(&crates_dir),
             crates_dir,
         }
     }
 
+    fn kept_project_dir(&self, project_id: i64) -> PathBuf {
+        self.projects_dir.join(project_id.to_string())
+    }
+
+    /// Removes project `project_id`'s kept index, before its rows change. A removal that
+    /// fails leaves an index its stamp no longer matches only if the run finishes, and the
+    /// run's new stamp replaces it then.
+    pub(crate) fn forget_kept_workspace(&self, project_id: i64) {
+        let dir = self.kept_project_dir(project_id);
+        if let Err(e) = std::fs::remove_dir_all(&dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not remove a kept project search index");
+        }
+    }
+
+    /// Builds project `project_id`'s index at the end of its index run (`indexed_at`),
+    /// keeps it on disk and holds it for `generation`, so no search has to build it.
+    pub(crate) fn keep_workspace(
+        &self,
+        project_id: i64,
+        root: &str,
+        indexed_at: &str,
+        generation: u64,
+        fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
+    ) -> Result<()> {
+        let slot = slot(&self.workspace, project_id);
+        let mut held = lock(&slot);
+        let started = Instant::now();
+        std::fs::create_dir_all(&self.projects_dir)
+            .with_context(|| format!("creating {}", self.projects_dir.display()))?;
+        let (index, outcome) = stored::open_or_build(
+            &self.kept_project_dir(project_id),
+            &project_stamp(project_id, root, indexed_at),
+            fill,
+        )?;
+        tracing::info!(
+            project_id,
+            symbols = index.len(),
+            built = outcome == Outcome::Built,
+            ms = started.elapsed().as_millis() as u64,
+            "project search index kept"
+        );
+        *held = Some(Arc::new(WorkspaceIndex {
+            root: root.to_string(),
+            generation,
+            index,
+        }));
+        Ok(())
+    }
+
+    /// The kept index of project `project_id` if it was built for its run `indexed_at`.
+    fn open_kept_workspace(
+        &self,
+        project_id: i64,
+        root: &str,
+        indexed_at: &str,
+    ) -> Option<SymbolIndex> {
+        let dir = self.kept_project_dir(project_id);
+        let wanted = project_stamp(project_id, root, indexed_at);
+        stored::open_kept(&dir, &wanted)
+    }
+
     /// The index of project `project_id` (rooted at `root`) at `generation`, built with
     /// `fill` when there is none or it was built at another generation.
+    /// `kept_for`: the project's last completed run (`indexed_at`) when no writer has
+    /// changed its rows since in this process, so an index kept for that run may be mapped.
     pub(crate) fn workspace(
         &self,
         project_id: i64,
         root: &str,
         generation: u64,
+        kept_for: impl FnOnce() -> Option<String>,
         fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
     ) -> Result<Arc<WorkspaceIndex>> {
         let slot = slot(&self.workspace, project_id);
@@ -165,6 +253,17 @@ impl SearchCache {
             && ix.root == root
         {
             return Ok(ix.clone());
+        }
+        if let Some(index) =
+            kept_for().and_then(|at| self.open_kept_workspace(project_id, root, &at))
+        {
+            let kept = Arc::new(WorkspaceIndex {
+                root: root.to_string(),
+                generation,
+                index,
+            });
+            *held = Some(kept.clone());
+            return Ok(kept);
         }
         let started = Instant::now();
         let index = build(fill)?;
@@ -370,10 +469,10 @@ mod tests {
         let (cache, _dir) = cache();
         let calls = AtomicUsize::new(0);
         let first = cache
-            .workspace(1, "/p", 0, fill(&calls, &["alpha"]))
+            .workspace(1, "/p", 0, || None, fill(&calls, &["alpha"]))
             .unwrap();
         let again = cache
-            .workspace(1, "/p", 0, fill(&calls, &["beta"]))
+            .workspace(1, "/p", 0, || None, fill(&calls, &["beta"]))
             .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert!(Arc::ptr_eq(&first, &again));
@@ -381,7 +480,7 @@ mod tests {
         assert_eq!((page.total, page.hits[0].key), (1, 1));
 
         let moved = cache
-            .workspace(1, "/p", 1, fill(&calls, &["beta"]))
+            .workspace(1, "/p", 1, || None, fill(&calls, &["beta"]))
             .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(moved.index.search("alpha", None, 0, 5).unwrap().total, 0);
@@ -389,14 +488,45 @@ mod tests {
 
         // Another project has its own slot.
         cache
-            .workspace(2, "/q", 1, fill(&calls, &["gamma"]))
+            .workspace(2, "/q", 1, || None, fill(&calls, &["gamma"]))
             .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         // The same id for a project at another root (a deleted id given out again).
         cache
-            .workspace(1, "/elsewhere", 1, fill(&calls, &["beta"]))
+            .workspace(1, "/elsewhere", 1, || None, fill(&calls, &["beta"]))
             .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 4);
+    }
+
+    #[test]
+    fn a_kept_project_index_is_mapped_by_the_next_process_until_a_writer_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let crates = dir.path().join("dependencies");
+        let calls = AtomicUsize::new(0);
+        let at = "2026-12-01T10:00:00Z";
+        SearchCache::new(crates.clone())
+            .keep_workspace(3, "/p", at, 4, fill(&calls, &["alpha"]))
+            .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        // Another process: the kept index answers, nothing is built.
+        let next = SearchCache::new(crates.clone());
+        let ix = next
+            .workspace(3, "/p", 0, || Some(at.into()), fill(&calls, &["beta"]))
+            .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(ix.index.search("alpha", None, 0, 5).unwrap().total, 1);
+        // Another run, or another root, is not the kept one's.
+        let other = SearchCache::new(crates.clone());
+        other
+            .workspace(3, "/p", 0, || Some("later".into()), fill(&calls, &["beta"]))
+            .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        // A writer removes it first.
+        let last = SearchCache::new(crates);
+        last.forget_kept_workspace(3);
+        last.workspace(3, "/p", 0, || Some(at.into()), fill(&calls, &["beta"]))
+            .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
     }
 
     #[test]
@@ -404,12 +534,12 @@ mod tests {
         let (cache, _dir) = cache();
         assert!(
             cache
-                .workspace(1, "/p", 0, |_| Err(anyhow::anyhow!("disk gone")))
+                .workspace(1, "/p", 0, || None, |_| Err(anyhow::anyhow!("disk gone")))
                 .is_err()
         );
         let calls = AtomicUsize::new(0);
         let ok = cache
-            .workspace(1, "/p", 0, fill(&calls, &["alpha"]))
+            .workspace(1, "/p", 0, || None, fill(&calls, &["alpha"]))
             .unwrap();
         assert_eq!(ok.index.len(), 1);
     }
@@ -572,12 +702,18 @@ mod tests {
                 let calls = calls.clone();
                 std::thread::spawn(move || {
                     cache
-                        .workspace(7, "/p", 3, |b| {
-                            calls.fetch_add(1, Ordering::SeqCst);
-                            std::thread::sleep(Duration::from_millis(50));
-                            b.add(document(row(1, "alpha")))?;
-                            Ok(())
-                        })
+                        .workspace(
+                            7,
+                            "/p",
+                            3,
+                            || None,
+                            |b| {
+                                calls.fetch_add(1, Ordering::SeqCst);
+                                std::thread::sleep(Duration::from_millis(50));
+                                b.add(document(row(1, "alpha")))?;
+                                Ok(())
+                            },
+                        )
                         .unwrap()
                 })
             })

@@ -49,7 +49,7 @@ pub fn resolve_root<H: Host + ?Sized>(
 ) -> ToolResult<Root> {
     let host = g.host();
     let names = g.names(&q.name, None)?;
-    let picked = q.select(&names.defs, file_path);
+    let picked = q.select_public(host, &names.defs, file_path);
     let project = ctx.project.as_deref().unwrap_or("this project");
     match picked.len() {
         1 => Ok(Root::One(names.defs[picked[0]].clone())),

@@ -660,6 +660,19 @@ fn ambiguous(q: &SymbolQuery, candidates: Vec<Value>, total: usize, where_: &str
     head.insert("symbol".into(), json!(q.text));
     head.insert("ambiguous".into(), json!(true));
     head.insert("candidate_count".into(), json!(total));
+    if total > candidates.len() {
+        // Only some are listed: the answer is a first page; the rest are a
+        // resolve_definition(offset) or a narrower symbol away.
+        head.insert("complete".into(), json!(false));
+        head.insert(
+            "see_also".into(),
+            json!(format!(
+                "resolve_definition(symbol: {:?}, offset: {}) lists the next candidates",
+                q.text,
+                candidates.len()
+            )),
+        );
+    }
     head.insert("candidates".into(), json!(candidates));
     Report {
         head,
@@ -809,7 +822,7 @@ fn inspect_one<H: Host + ?Sized>(
     let mut all: Vec<Sym> = host.symbols_by_name(&q.name)?;
     let mut seen = HashSet::new();
     all.retain(|d| seen.insert(d.qualified_name.clone()));
-    let mut picked = q.select(&all, req.file_path.as_deref());
+    let mut picked = q.select_public(host, &all, req.file_path.as_deref());
     // An item wins over a module of the same name (`mod shapes` beside `shapes()`).
     if picked.iter().any(|&i| all[i].kind != "module") {
         picked.retain(|&i| all[i].kind != "module");

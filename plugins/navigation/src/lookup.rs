@@ -219,6 +219,7 @@ pub fn workspace(host: &(impl Host + ?Sized), q: &SymbolQuery) -> ToolResult<Loo
             })
             .collect();
     }
+    narrow_in_order(host, q, &mut found);
     let mut seen = std::collections::HashSet::new();
     found.retain(|f| {
         seen.insert((
@@ -237,6 +238,25 @@ pub fn workspace(host: &(impl Host + ?Sized), q: &SymbolQuery) -> ToolResult<Loo
         workspace: found,
         same_name,
     })
+}
+
+/// Several definitions matched only with the written path's segments in order
+/// (`tokio::runtime::Runtime`): keep those the path names as a public path, crate first
+/// and then the written module's re-export (the SDK's `public_path_matches`), when any.
+fn narrow_in_order(host: &(impl Host + ?Sized), q: &SymbolQuery, found: &mut Vec<Found>) {
+    if q.crate_relative || found.len() < 2 || found.iter().any(|f| f.matched != Match::InOrder) {
+        return;
+    }
+    let syms: Vec<Sym> = found.iter().map(|f| f.sym.clone()).collect();
+    let keep =
+        scryer_plugin_sdk::attribution::public_path_matches(host, &q.qualifier, &q.name, &syms);
+    if !keep.is_empty() && keep.len() < found.len() {
+        let mut i = 0;
+        found.retain(|_| {
+            i += 1;
+            keep.contains(&(i - 1))
+        });
+    }
 }
 
 pub struct DepLookup {

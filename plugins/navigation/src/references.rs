@@ -79,7 +79,7 @@ pub fn find_references(
     // Definitions (one per qualified name, no modules), the name's usages, and what
     // attribution needs around the definitions the query names.
     let (names, candidates) = NameIndex::load_selecting(host, &q.symbol.name, false, |defs| {
-        q.symbol.select(defs, q.file_path.as_deref())
+        q.symbol.select_public(host, defs, q.file_path.as_deref())
     })?;
     let (defs_all, sites) = (&names.defs, &names.sites);
     let facts = host.index_facts()?;
@@ -580,13 +580,17 @@ fn render_ambiguous(
         }),
         View::Files => json!({"file_path": s.file_path, "count": n}),
     };
-    let render = |per_group: usize| {
-        let body = json!({
+    // A common name has more definitions than a budget holds: they are paged (most used
+    // first), `offset` moving over them.
+    let first = q.offset.min(groups.len());
+    let render_groups = |shown: usize, per_group: usize| {
+        let end = (first + shown).min(groups.len());
+        let mut body = json!({
             "symbol": q.symbol.text,
             "ambiguous": true,
             "candidate_count": candidates.len(),
             "view": view_name(q.view),
-            "definitions": groups.iter().zip(&rows).map(|((c, g), r)| json!({
+            "definitions": groups[first..end].iter().zip(&rows[first..end]).map(|((c, g), r)| json!({
                 "definition": def_json(&defs[*c]),
                 "total_sites": g.len(),
                 "total": r.len(),
@@ -602,13 +606,30 @@ fn render_ambiguous(
                 candidates.len()
             )],
         });
+        if end < groups.len() {
+            body["offset"] = json!(first);
+            body["next_offset"] = json!(end);
+            if let Some(n) = body["notes"].as_array_mut() {
+                n.push(json!(format!(
+                    "definitions {}-{end} of {} shown, most used first; offset: {end} for the next ones",
+                    first + 1,
+                    groups.len()
+                )));
+            }
+        }
         render_plain(&body, ctx)
     };
-    let per_group = match ctx.budget {
-        None => largest,
-        Some(budget) => fit_prefix(most_shown, budget, render, |t| host.count_tokens(t)),
+    let rest = groups.len() - first;
+    let (shown, per_group) = match ctx.budget {
+        None => (rest, largest),
+        Some(budget) => {
+            let count = |t: &str| host.count_tokens(t);
+            let shown = fit_prefix(rest, budget, |g| render_groups(g, 0), count).max(1);
+            let per = fit_prefix(most_shown, budget, |k| render_groups(shown, k), count);
+            (shown, per)
+        }
     };
-    Ok(render(per_group))
+    Ok(render_groups(shown, per_group))
 }
 
 fn view_name(view: View) -> &'static str {

@@ -141,6 +141,110 @@ impl SymbolQuery {
     }
 }
 
+impl SymbolQuery {
+    /// [`select`](Self::select), and when the written path names no definition, the ones
+    /// it names as a public path ([`public_path_matches`]): `tokio::runtime::Runtime` is
+    /// tokio's `runtime::runtime::Runtime`, re-exported by `tokio::runtime`.
+    pub fn select_public<H: Host + ?Sized>(
+        &self,
+        host: &H,
+        defs: &[Sym],
+        file_path: Option<&str>,
+    ) -> Vec<usize> {
+        let hits = self.select(defs, file_path);
+        if !hits.is_empty() {
+            return hits;
+        }
+        public_path_matches(host, &self.qualifier, &self.name, defs)
+            .into_iter()
+            .filter(|&i| file_path.is_none_or(|f| file_matches(&defs[i].file_path, f)))
+            .collect()
+    }
+}
+
+/// The definitions among `defs` (named `name`) that `qualifier::name` names as a public
+/// path rather than as their qualified name: crate first (the first segment is the
+/// crate, `-` read as `_`), then the rest of the written path in order among their
+/// modules (`tokio::runtime::Runtime` → `tokio::runtime::runtime::Runtime`). When that
+/// leaves several, those the written module imports or re-exports (`pub use
+/// runtime::Runtime` in `tokio::runtime`) win. Empty for a path of one segment.
+pub fn public_path_matches<H: Host + ?Sized>(
+    host: &H,
+    qualifier: &[String],
+    name: &str,
+    defs: &[Sym],
+) -> Vec<usize> {
+    let Some((krate, rest)) = qualifier.split_first() else {
+        return Vec::new();
+    };
+    let krate = krate.replace('-', "_");
+    let in_crate: Vec<usize> = (0..defs.len())
+        .filter(|&i| {
+            let segs = segments_of(&defs[i].qualified_name);
+            segs.len() >= 2
+                && segs[0] == krate
+                && segs[segs.len() - 1] == name
+                && in_order(rest, &segs[1..segs.len() - 1])
+        })
+        .collect();
+    if in_crate.len() <= 1 {
+        return in_crate;
+    }
+    // The written module's own `use` of the name says which one it means.
+    let module = qualifier.join("::").replace('-', "_");
+    let Ok(uses) = host.references_of_kinds(name, &["use"]) else {
+        return in_crate;
+    };
+    let targets: Vec<String> = uses
+        .iter()
+        .filter(|u| u.enclosing_symbol == module)
+        .filter_map(|u| u.qualifier.as_deref())
+        .map(|q| module_of_use(&module, &krate, q))
+        .collect();
+    let used: Vec<usize> = in_crate
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let q = &defs[i].qualified_name;
+            targets.iter().any(|t| q == &format!("{t}::{name}"))
+        })
+        .collect();
+    if used.is_empty() { in_crate } else { used }
+}
+
+fn segments_of(path: &str) -> Vec<&str> {
+    path.split("::").filter(|s| !s.is_empty()).collect()
+}
+
+/// Whether `wanted` appears in `have` in order (not necessarily next to each other).
+fn in_order(wanted: &[String], have: &[&str]) -> bool {
+    let mut it = have.iter();
+    wanted.iter().all(|w| it.any(|h| h == w))
+}
+
+/// The module a `use` path written in `module` (of crate `krate`) leads to:
+/// `self::a` and `a` → `module::a`, `crate::a` → `krate::a`, `super::a` → the parent's `a`.
+fn module_of_use(module: &str, krate: &str, written: &str) -> String {
+    let mut base: Vec<&str> = segments_of(module);
+    let mut segs = segments_of(written).into_iter().peekable();
+    match segs.peek().copied() {
+        Some("crate") => {
+            base = vec![krate];
+            segs.next();
+        }
+        Some("self") => {
+            segs.next();
+        }
+        _ => {}
+    }
+    while segs.peek() == Some(&"super") {
+        base.pop();
+        segs.next();
+    }
+    base.extend(segs);
+    base.join("::")
+}
+
 /// A file path argument made relative to the project root (as the index stores paths):
 /// an absolute path under `root` loses the root, `./` is dropped.
 pub fn relative_path(path: &str, root: Option<&str>) -> String {
@@ -711,6 +815,69 @@ mod tests {
             enclosing_symbol: enclosing.into(),
             line_text: Some(name.into()),
         }
+    }
+
+    #[test]
+    fn a_crate_qualified_public_path_narrows_to_that_crate_and_its_reexport() {
+        let host = Mem {
+            defs: vec![
+                def(
+                    "bollard_stubs::models::Runtime",
+                    "struct",
+                    None,
+                    "b/src/models.rs",
+                ),
+                def(
+                    "tokio::runtime::runtime::Runtime",
+                    "struct",
+                    None,
+                    "t/src/runtime/runtime.rs",
+                ),
+                def(
+                    "tokio::runtime::scheduler::Runtime",
+                    "enum",
+                    None,
+                    "t/src/runtime/scheduler.rs",
+                ),
+                def(
+                    "tokio_util::runtime::Runtime",
+                    "struct",
+                    None,
+                    "u/src/runtime.rs",
+                ),
+            ],
+            sites: vec![site(
+                "Runtime",
+                "t/src/runtime/mod.rs",
+                "use",
+                Some("self::runtime"),
+                "tokio::runtime",
+            )],
+        };
+        let q = |t: &str| parse_symbol("symbol", t).unwrap();
+        let defs = host.defs.clone();
+        // No definition is written that way: crate first, then the re-export decides.
+        assert!(q("tokio::runtime::Runtime").select(&defs, None).is_empty());
+        assert_eq!(
+            q("tokio::runtime::Runtime").select_public(&host, &defs, None),
+            [1]
+        );
+        // The crate alone narrows; an exact path still wins; an unknown crate finds none.
+        assert_eq!(
+            q("tokio-util::Runtime").select_public(&host, &defs, None),
+            [3]
+        );
+        assert_eq!(
+            q("tokio::runtime::scheduler::Runtime").select_public(&host, &defs, None),
+            [2]
+        );
+        assert!(
+            q("tonic::runtime::Runtime")
+                .select_public(&host, &defs, None)
+                .is_empty()
+        );
+        assert_eq!(module_of_use("a::b::c", "a", "super::super::x"), "a::x");
+        assert_eq!(module_of_use("a::b", "a", "crate::y::z"), "a::y::z");
     }
 
     #[test]

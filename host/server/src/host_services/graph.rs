@@ -41,6 +41,13 @@ impl HostImpl {
         let rows = self
             .block(self.core.projects.db().edges_to(p.id, name))
             .map_err(internal)?;
-        Ok(rows.into_iter().map(edge).collect())
+        // A common name's edges are handed a window at a time (ADR 0024).
+        let handed = scope.window.take(name, "edges", rows.len());
+        Ok(rows
+            .into_iter()
+            .skip(handed.start)
+            .take(handed.len())
+            .map(edge)
+            .collect())
     }
 }

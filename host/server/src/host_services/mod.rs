@@ -262,9 +262,11 @@ impl HostServices for HostImpl {
         with_line_text: bool,
     ) -> Result<Vec<ReferenceSite>, CallError> {
         let p = self.project(scope)?;
-        let rows = self
+        let all = self
             .block(self.core.projects.references_to_name(p.id, name))
             .map_err(internal)?;
+        // A common name's rows are handed a window at a time (ADR 0024).
+        let rows = &all[scope.window.take(name, "usage sites", all.len())];
         // Read each file once, keeping only the lines asked for.
         let mut texts: HashMap<(String, u32), String> = HashMap::new();
         if with_line_text {

@@ -280,9 +280,20 @@ impl HostImpl {
                 let core = &self.core;
                 let ix = core
                     .search
-                    .workspace(project.id, &project.root, generation, |b| {
-                        fill(core, project.id, RowOrder::ById, b)
-                    })
+                    .workspace(
+                        project.id,
+                        &project.root,
+                        generation,
+                        || {
+                            // The last completed run, whose kept index may be mapped.
+                            let row = self.block(core.projects.db().project(project.id));
+                            row.ok()
+                                .flatten()
+                                .filter(|r| r.index_complete)
+                                .and_then(|r| r.indexed_at)
+                        },
+                        |b| fill(core, project.id, RowOrder::ById, b),
+                    )
                     .map_err(internal)?;
                 let page = ix
                     .index
@@ -493,6 +504,7 @@ mod tests {
                     root: p.root.clone(),
                 }),
                 session: 0,
+                window: Default::default(),
             }
         }
 
@@ -850,6 +862,7 @@ mod tests {
                 root: project.root.clone(),
             }),
             session: 0,
+            window: Default::default(),
         };
         let attempt = {
             let (host, scope) = (host.clone(), scope.clone());

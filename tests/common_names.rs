@@ -1,0 +1,187 @@
+//! A common name on a large generated project, through the real binary: `new` has more
+//! usages than the host hands one router call, so every large-answer tool answers within
+//! its budget with `complete: false`, and the next window is one call away
+//! (`usage_offset`, ADR 0024).
+
+#[path = "support/daemon.rs"]
+mod daemon_support;
+mod support;
+
+use daemon_support::DaemonEnv;
+use serde_json::{Value, json};
+use support::{Scryer, fixture_workspace};
+
+/// Files, each with one `T<k>` and its `new`, and functions calling `new` on two types.
+const FILES: usize = 250;
+const FNS_PER_FILE: usize = 50;
+/// `T::new()` calls in all: two per function.
+const NEW_CALLS: usize = FILES * FNS_PER_FILE * 2;
+
+fn large_project() -> tempfile::TempDir {
+    let ws = tempfile::Builder::new()
+        .prefix("scryer-big-")
+        .tempdir()
+        .unwrap();
+    let src = ws.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        ws.path().join("Cargo.toml"),
+        "[package]\nname = \"big\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let mut lib = String::from("//! Generated.\n");
+    for k in 0..FILES {
+        lib.push_str(&format!("pub mod m{k:03};\n"));
+        let next = (k + 1) % FILES;
+        let mut f = format!(
+            "use crate::m{next:03}::T{next};\n\npub struct T{k} {{\n    pub n: usize,\n}}\n\nimpl T{k} {{\n    pub fn new() -> Self {{\n        T{k} {{ n: {k} }}\n    }}\n}}\n"
+        );
+        for j in 0..FNS_PER_FILE {
+            f.push_str(&format!(
+                "\npub fn use_{k}_{j}() -> usize {{\n    let a = T{k}::new();\n    let b = T{next}::new();\n    a.n + b.n\n}}\n"
+            ));
+        }
+        std::fs::write(src.join(format!("m{k:03}.rs")), f).unwrap();
+    }
+    std::fs::write(src.join("lib.rs"), lib).unwrap();
+    ws
+}
+
+fn notes(v: &Value) -> String {
+    v["notes"].to_string()
+}
+
+#[tokio::test]
+async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
+    let ws = large_project();
+    let s = Scryer::start(&[], &[]).await;
+    s.index(ws.path()).await;
+    let root = ws.path().to_str().unwrap();
+
+    // Every view of find_references: a first window, then the next.
+    for view in ["sites", "callers", "files"] {
+        let first = s
+            .call_json(
+                "find_references",
+                json!({"symbol": "new", "view": view, "project": root}),
+            )
+            .await;
+        assert_eq!(first["complete"], false, "{view}: {first}");
+        assert_eq!(first["next_usage_offset"], 10_000, "{view}: {first}");
+        assert!(
+            notes(&first).contains("usage_offset: 10000"),
+            "{view}: {first}"
+        );
+        let second = s
+            .call_json(
+                "find_references",
+                json!({"symbol": "new", "view": view, "usage_offset": 10_000, "project": root}),
+            )
+            .await;
+        assert_eq!(second["next_usage_offset"], 20_000, "{view}: {second}");
+        assert_ne!(first, second, "{view}: the second window is another answer");
+    }
+
+    // One definition of `new`: its sites in the window, paged, the window's next one call away.
+    let one = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "m000::T0::new", "view": "sites", "limit": 20, "project": root}),
+        )
+        .await;
+    assert_eq!(one["complete"], false, "{one}");
+    assert_eq!(one["next_usage_offset"], 10_000, "{one}");
+    let shown = one["items"].as_array().map_or(0, Vec::len);
+    assert!(shown > 0 && shown <= 20, "{one}");
+    // The last window says so and points nowhere further.
+    let last_start = NEW_CALLS / 10_000 * 10_000;
+    let last = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "new", "view": "files", "usage_offset": last_start, "project": root}),
+        )
+        .await;
+    assert!(last.get("next_usage_offset").is_none(), "{last}");
+    assert!(notes(&last).contains("last window"), "{last}");
+
+    // The graph and inspection tools answer too, each saying it saw a window.
+    // (`inspect_symbol new` lists candidates and reads no usages, so no window to name.)
+    for (tool, args, windowed) in [
+        ("trace_call_hierarchy", json!({"symbol": "new"}), true),
+        (
+            "trace_call_hierarchy",
+            json!({"symbol": "m001::T1::new"}),
+            true,
+        ),
+        (
+            "calculate_blast_radius",
+            json!({"symbol": "m001::T1::new"}),
+            true,
+        ),
+        ("inspect_symbol", json!({"symbol": "m001::T1::new"}), true),
+        ("inspect_symbol", json!({"symbol": "new"}), false),
+    ] {
+        let mut args = args;
+        args["project"] = json!(root);
+        let (text, is_error) = s.call(tool, args.clone()).await;
+        assert!(!is_error, "{tool} {args}: {text}");
+        let v: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{tool} {args}: not JSON ({e}): {text}"));
+        assert_eq!(v["complete"], false, "{tool} {args}: {text}");
+        if windowed {
+            assert!(notes(&v).contains("usage_offset"), "{tool} {args}: {text}");
+            assert!(
+                v.get("next_usage_offset").is_some(),
+                "{tool} {args}: {text}"
+            );
+        }
+    }
+    s.stop().await;
+}
+
+/// Fifty sessions through one daemon at once, each asking the everyday read tools: every
+/// call gets an answer, none an error.
+#[tokio::test]
+async fn fifty_concurrent_sessions_all_get_answers() {
+    let env = DaemonEnv::new();
+    let ws = fixture_workspace();
+    let first = env.client(ws.path(), &[]).await;
+    let ready = first
+        .call_json(
+            "index_workspace",
+            json!({"path": ws.path().to_str().unwrap()}),
+        )
+        .await;
+    assert_eq!(ready["state"], "ready", "{ready}");
+    let mut clients = vec![first];
+    for _ in 1..50 {
+        clients.push(env.client(ws.path(), &[]).await);
+    }
+    let calls = [
+        (
+            "find_references",
+            json!({"symbol": "describe", "view": "callers"}),
+        ),
+        ("search_symbols", json!({"query": "shape area"})),
+        ("inspect_symbol", json!({"symbol": "describe"})),
+        ("get_file_outline", json!({"file_path": "src/lib.rs"})),
+    ];
+    let mut set = tokio::task::JoinSet::new();
+    for (i, c) in clients.into_iter().enumerate() {
+        let (tool, args) = calls[i % calls.len()].clone();
+        set.spawn(async move {
+            let answer = c.call(tool, args).await;
+            (c, tool, answer)
+        });
+    }
+    let mut clients = Vec::new();
+    while let Some(done) = set.join_next().await {
+        let (c, tool, (text, is_error)) = done.unwrap();
+        assert!(!is_error && !text.is_empty(), "{tool}: {text}");
+        clients.push(c);
+    }
+    assert_eq!(clients.len(), 50);
+    for c in clients {
+        c.stop().await;
+    }
+}
