@@ -6,8 +6,9 @@
 use scryer_runtime::wit::{ToolTier, ToolTraits};
 
 /// Claude Code cuts instructions at 2,048 characters; stay well inside (the
-/// `tool_contract` tests check every built-in profile against it).
-pub const MAX_CHARS: usize = 1800;
+/// `tool_contract` tests check every built-in profile against it through the binary).
+#[cfg(test)]
+const MAX_CHARS: usize = 1800;
 
 /// One line per question, core tools first: `- who uses X: find_references(symbol): …;
 /// …`, then the tools without an entry, then the conventions.
