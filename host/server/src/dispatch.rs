@@ -289,31 +289,6 @@ impl Server {
                     .await;
             }
         }
-        let (mut window_notes, mut next_window) = crate::windowed::notes(&scope.window.cuts());
-        // The router fitted its answer to the budget without the window's notes: when they
-        // would push it over (and the host's cut would lose them), it answers again in
-        // less, leaving them room.
-        if let (Some(b), Ok(result)) = (budget, &outcome)
-            && !window_notes.is_empty()
-            && crate::tokens::count(&crate::windowed::mark(
-                result.body.clone(),
-                &window_notes,
-                next_window,
-            )) > b
-        {
-            let room = crate::tokens::count(&window_notes.join("\n")) + 40;
-            let mut tighter = context.clone();
-            tighter.budget_tokens = Some(b.saturating_sub(room).max(1));
-            scope.window = std::sync::Arc::new(
-                crate::windowed::for_call(&serde_json::from_str(&args_json).unwrap_or_default())
-                    .unwrap_or_default(),
-            );
-            outcome = self
-                .runtime
-                .call(plugin, scope.clone(), name, &args_json, &tighter)
-                .await;
-            (window_notes, next_window) = crate::windowed::notes(&scope.window.cuts());
-        }
         if !refreshed.is_empty() {
             refreshed.sort();
             refreshed.dedup();
@@ -327,6 +302,36 @@ impl Server {
             && crate::contract::STATUS_TOOLS.contains(&name)
         {
             notes.extend(self.skipped_notes(&result.body).await);
+        }
+        let (mut window_notes, mut next_window) = crate::windowed::notes(&scope.window.cuts());
+        // The router fitted its answer to the budget without the window's notes: when they
+        // would push it over (and the host's cut would lose them), it answers again in
+        // less, leaving them room.
+        if let (Some(b), Ok(result)) = (budget, &outcome)
+            && !window_notes.is_empty()
+            && crate::tokens::count(&crate::windowed::mark(
+                add_notes(result.body.clone(), &notes, true),
+                &window_notes,
+                next_window,
+            )) > b
+        {
+            let all: Vec<&str> = notes
+                .iter()
+                .chain(&window_notes)
+                .map(String::as_str)
+                .collect();
+            let room = crate::tokens::count(&all.join("\n")) + 40;
+            let mut tighter = context.clone();
+            tighter.budget_tokens = Some(b.saturating_sub(room).max(1));
+            scope.window = std::sync::Arc::new(
+                crate::windowed::for_call(&serde_json::from_str(&args_json).unwrap_or_default())
+                    .unwrap_or_default(),
+            );
+            outcome = self
+                .runtime
+                .call(plugin, scope.clone(), name, &args_json, &tighter)
+                .await;
+            (window_notes, next_window) = crate::windowed::notes(&scope.window.cuts());
         }
         match outcome {
             Ok(result) => {
