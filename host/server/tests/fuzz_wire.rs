@@ -98,7 +98,12 @@ fn assert_well_formed(line: &[u8]) -> Result<(), TestCaseError> {
             prop_assert_eq!(&v["jsonrpc"], "2.0");
             let code = v["error"]["code"].as_i64().unwrap();
             prop_assert!(
-                [wire::PARSE_ERROR, wire::INVALID_REQUEST, wire::INVALID_PARAMS].contains(&code)
+                [
+                    wire::PARSE_ERROR,
+                    wire::INVALID_REQUEST,
+                    wire::INVALID_PARAMS
+                ]
+                .contains(&code)
             );
             prop_assert!(!v["error"]["message"].as_str().unwrap().is_empty());
         }
@@ -150,10 +155,13 @@ fn through_guarded(data: Vec<u8>, cuts: Vec<usize>, answer_bytes: usize) -> (Vec
         let mut fwd = Vec::new();
         forwarded.read_to_end(&mut fwd).await.unwrap();
         let mut ans = vec![0u8; answer_bytes];
-        tokio::time::timeout(std::time::Duration::from_secs(10), answers_r.read_exact(&mut ans))
-            .await
-            .expect("the answers arrive")
-            .unwrap();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            answers_r.read_exact(&mut ans),
+        )
+        .await
+        .expect("the answers arrive")
+        .unwrap();
         (fwd, ans)
     })
 }

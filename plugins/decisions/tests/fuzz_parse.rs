@@ -133,10 +133,19 @@ fn a_yaml_alias_bomb_in_frontmatter_finishes() {
 fn deeply_nested_frontmatter_and_markdown_finish() {
     let depth = 100_000;
     let shapes = [
-        format!("---\ntitle: {}x{}\n---\n# T\n", "[".repeat(depth), "]".repeat(depth)),
+        format!(
+            "---\ntitle: {}x{}\n---\n# T\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ),
         format!("---\ntitle: {}\n---\n# T\n", "{a: ".repeat(depth)),
         format!("# T\n\n{}deep\n", "> ".repeat(depth)),
-        format!("# T\n\n{}", (0..5_000).map(|i| format!("{}- x\n", "  ".repeat(i))).collect::<String>()),
+        format!(
+            "# T\n\n{}",
+            (0..5_000)
+                .map(|i| format!("{}- x\n", "  ".repeat(i)))
+                .collect::<String>()
+        ),
     ];
     within(Duration::from_secs(60), "deep nesting", move || {
         for s in &shapes {
