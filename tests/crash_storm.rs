@@ -61,7 +61,8 @@ fn git(root: &Path, args: &[&str]) {
 }
 
 fn module_text(i: usize, calls: usize) -> String {
-    let mut body = format!("use crate::shared;\n\npub fn run_{i}() -> u32 {{\n    let mut x = 0;\n");
+    let mut body =
+        format!("use crate::shared;\n\npub fn run_{i}() -> u32 {{\n    let mut x = 0;\n");
     for _ in 0..calls {
         body.push_str("    x = shared::hit(x);\n");
     }
@@ -120,7 +121,11 @@ fn file_numbers(root: &Path) -> BTreeSet<u64> {
         }
     }
     let set: BTreeSet<u64> = seen.iter().copied().collect();
-    assert_eq!(set.len(), seen.len(), "two ADR files share a number: {seen:?}");
+    assert_eq!(
+        set.len(),
+        seen.len(),
+        "two ADR files share a number: {seen:?}"
+    );
     set
 }
 
@@ -180,7 +185,11 @@ impl Storm {
                 ("index_workspace", json!({"path": root}))
             }
             Op::BranchSwitch => {
-                self.branch = if self.branch == "main" { "other" } else { "main" };
+                self.branch = if self.branch == "main" {
+                    "other"
+                } else {
+                    "main"
+                };
                 git(&self.root, &["checkout", "-q", self.branch]);
                 ("index_workspace", json!({"path": root}))
             }
@@ -192,10 +201,7 @@ impl Storm {
                 let newest = file_numbers(&self.root).into_iter().max().unwrap_or(1);
                 ("delete_adr", json!({"project": root, "adr_number": newest}))
             }
-            Op::DeleteProject => (
-                "delete_project",
-                json!({"project": root, "confirm": true}),
-            ),
+            Op::DeleteProject => ("delete_project", json!({"project": root, "confirm": true})),
         };
         let call = tokio::spawn(async move {
             let _ = client.call(args.0, args.1).await;
@@ -205,7 +211,10 @@ impl Storm {
         let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
         let started = Instant::now();
         while Path::new(&format!("/proc/{pid}")).exists() {
-            assert!(started.elapsed() < Duration::from_secs(10), "pid {pid} lives");
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "pid {pid} lives"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         call.abort();
@@ -271,7 +280,10 @@ impl Storm {
             assert_eq!(refs["total_sites"], sites, "{what} ({})", self.branch);
         }
         let adrs = client
-            .call_json("query_adrs", json!({"project": self.root_str(), "limit": 100}))
+            .call_json(
+                "query_adrs",
+                json!({"project": self.root_str(), "limit": 100}),
+            )
             .await;
         let rows: BTreeSet<u64> = adrs["items"]
             .as_array()
@@ -280,7 +292,11 @@ impl Storm {
             .filter(|i| i["kind"].as_str().is_none_or(|k| k == "adr"))
             .filter_map(|i| i["number"].as_u64())
             .collect();
-        assert_eq!(rows, file_numbers(&self.root), "{what}: ADR rows vs files: {adrs}");
+        assert_eq!(
+            rows,
+            file_numbers(&self.root),
+            "{what}: ADR rows vs files: {adrs}"
+        );
         client.stop().await;
     }
 }

@@ -124,7 +124,10 @@ async fn record_adr_on_a_full_disk_fails_cleanly_and_works_when_space_returns() 
         .call_json("query_adrs", json!({"project": project}))
         .await;
     assert_eq!(adr_rows(&listed), adr_files(&root), "{listed}");
-    assert!(adr_files(&root).is_empty(), "a half-written ADR file is visible");
+    assert!(
+        adr_files(&root).is_empty(),
+        "a half-written ADR file is visible"
+    );
 
     std::fs::remove_file(filler).unwrap();
     let recorded = client
@@ -175,7 +178,10 @@ async fn indexing_onto_a_full_disk_fails_cleanly_and_resumes_when_space_returns(
         .call("index_workspace", json!({"path": root.to_str().unwrap()}))
         .await;
     let status = client
-        .call("get_indexing_status", json!({"project": root.to_str().unwrap()}))
+        .call(
+            "get_indexing_status",
+            json!({"project": root.to_str().unwrap()}),
+        )
         .await;
     assert!(
         is_error || text.contains("\"error\"") || status.0.contains("error"),

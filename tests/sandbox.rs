@@ -247,8 +247,8 @@ fn list_with(package: &str) -> (bool, String) {
         "{package}: loading took {:?}",
         started.elapsed()
     );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)
 }
 

@@ -130,7 +130,10 @@ fn deeply_nested_sources_do_not_overflow_the_stack() {
             "fn h() {{ {}0 }}\n",
             "a(".repeat(depth) + &")".repeat(depth)
         ),
-        format!("mod m {{ {} }}\n", "mod n { ".repeat(depth / 4) + &"}".repeat(depth / 4)),
+        format!(
+            "mod m {{ {} }}\n",
+            "mod n { ".repeat(depth / 4) + &"}".repeat(depth / 4)
+        ),
     ];
     std::thread::Builder::new()
         .stack_size(2 << 20)

@@ -252,7 +252,10 @@ mod tests {
             panic!("the variant is kept");
         };
         assert!(m.len() < MAX_ERROR_MESSAGE_BYTES + 64, "{}", m.len());
-        assert!(m.ends_with(&format!("({} bytes cut)", MAX_ERROR_MESSAGE_BYTES)), "{m:.80}");
+        assert!(
+            m.ends_with(&format!("({} bytes cut)", MAX_ERROR_MESSAGE_BYTES)),
+            "{m:.80}"
+        );
         let short = CallError::NotFound("no such tool".into());
         assert!(matches!(cap_call_error(short), CallError::NotFound(m) if m == "no such tool"));
     }
