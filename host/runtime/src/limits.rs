@@ -161,6 +161,17 @@ impl Limits {
     }
 }
 
+/// Most usage rows (sites of `references-to-name`, edges of `edges-to`) of one name the
+/// host hands one router call. A name with more is handed a window of this many, and
+/// the answer says which and how to get the next (`usage_offset`; ADR 0024). At roughly
+/// 0.5 KiB a row inside a router (the lowered WIT list and the SDK's copy), a window
+/// stays far below the memory cap.
+pub const USAGE_WINDOW_ROWS: usize = 10_000;
+
+/// Most usage rows of all names together the host hands one router call (a traversal
+/// meets many names): past it, further names get none, and the answer says so.
+pub const CALL_USAGE_ROWS: usize = 30_000;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,14 +271,3 @@ mod tests {
         assert!(matches!(cap_call_error(short), CallError::NotFound(m) if m == "no such tool"));
     }
 }
-
-/// Most usage rows (sites of `references-to-name`, edges of `edges-to`) of one name the
-/// host hands one router call. A name with more is handed a window of this many, and
-/// the answer says which and how to get the next (`usage_offset`; ADR 0024). At roughly
-/// 0.5 KiB a row inside a router (the lowered WIT list and the SDK's copy), a window
-/// stays far below the memory cap.
-pub const USAGE_WINDOW_ROWS: usize = 10_000;
-
-/// Most usage rows of all names together the host hands one router call (a traversal
-/// meets many names): past it, further names get none, and the answer says so.
-pub const CALL_USAGE_ROWS: usize = 30_000;

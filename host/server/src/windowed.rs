@@ -39,9 +39,7 @@ fn bare_name(symbol: &str) -> Option<String> {
             false
         })
         .collect();
-    let last = s
-        .rsplit(|c: char| c == ':' || c == '.')
-        .find(|p| !p.is_empty())?;
+    let last = s.rsplit([':', '.']).find(|p| !p.is_empty())?;
     let name: String = last
         .chars()
         .filter(|c| c.is_alphanumeric() || *c == '_')
