@@ -1,6 +1,7 @@
 //! The server instructions sent at `initialize`: which tool answers which question, and
 //! the conventions every answer follows. Built from the tools actually loaded, so it
-//! never names a tool the session cannot call.
+//! never names a tool the session cannot call; while the built-in routers are still
+//! being compiled, from the tools they serve, which a call then waits for.
 
 /// (question, [(tool, how it answers)]), in the order an agent needs them. Each line of
 /// the instructions is one question with the loaded tools that answer it.
@@ -130,6 +131,25 @@ pub fn server_instructions(tools: &[&str]) -> String {
     out
 }
 
+/// The line that says the tools are on their way (the routers are being compiled).
+pub const ARRIVING: &str = "Tools are arriving: scryer is compiling its routers for this CPU (once, a few seconds); \
+     notifications/tools/list_changed follows, and calls made meanwhile wait for them.\n";
+
+/// The instructions while the built-in routers are still being compiled: the built-in
+/// tools the session's profile `lists`, and [`ARRIVING`].
+pub fn arriving_instructions(lists: impl Fn(&str) -> bool) -> String {
+    let tools: Vec<&str> = GUIDE
+        .iter()
+        .flat_map(|(_, answers)| answers.iter().map(|(t, _)| *t))
+        .filter(|t| lists(*t))
+        .collect();
+    let text = server_instructions(&tools);
+    match text.split_once('\n') {
+        Some((intro, rest)) => format!("{intro}\n{ARRIVING}{rest}"),
+        None => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +185,20 @@ mod tests {
             assert!(core.contains(t), "{t} unreachable in core");
         }
         assert!(!core.contains("index_workspace") && !core.contains("query_adrs"));
+    }
+
+    #[test]
+    fn arriving_instructions_name_the_tools_to_come_and_say_they_are_coming() {
+        let all = arriving_instructions(|_| true);
+        assert!(
+            all.contains(ARRIVING) && all.contains("find_references"),
+            "{all}"
+        );
+        assert!(all.len() <= MAX_CHARS, "{} chars", all.len());
+        let core = arriving_instructions(|t| crate::contract::CORE_TOOLS.contains(&t));
+        assert!(
+            core.contains(ARRIVING) && !core.contains("index_workspace"),
+            "{core}"
+        );
     }
 }

@@ -17,7 +17,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use tokio::sync::watch;
 
 use crate::contract::publish_schema;
-use crate::instructions::server_instructions;
+use crate::instructions::{arriving_instructions, server_instructions};
 use crate::{Registry, Server, SessionOptions};
 
 /// One MCP session's handler.
@@ -199,6 +199,14 @@ impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
         let tools = self.tools();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        let instructions = if self.server.live.is_ready() {
+            server_instructions(&names)
+        } else {
+            // The routers are being compiled for this engine (ADR 0015): name the
+            // built-in tools this session will list, and that they are on their way.
+            let options = self.server.core.session(self.session).options;
+            arriving_instructions(|tool| options.tools.lists("", tool))
+        };
         // Installed plugins are swapped while the server runs (plugin_watch.rs).
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -206,7 +214,7 @@ impl ServerHandler for McpSession {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("scryer", env!("CARGO_PKG_VERSION")))
-            .with_instructions(server_instructions(&names))
+            .with_instructions(instructions)
     }
 
     async fn list_tools(
@@ -242,6 +250,10 @@ impl ServerHandler for McpSession {
             return Ok(
                 CallToolResult::error(vec![ContentBlock::text(routers_failed(&why))]).into(),
             );
+        }
+        // A tool not served yet may be an installed plugin's, still loading.
+        if self.server.current_registry().tool(&request.name).is_none() {
+            self.server.live.installed_loaded().await;
         }
         // The call runs on the registry serving now, to the end, even if another is
         // swapped in meanwhile.
