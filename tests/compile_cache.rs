@@ -138,6 +138,17 @@ async fn code_that_does_not_fit_the_engine_is_compiled_and_the_same_tools_are_se
     let cache = dir.path().join("compiled");
     let scryer =
         Scryer::start_with_cache(&cache, &[], &[("SCRYER_DAEMON", "off"), PRECOMPILED_OFF]).await;
+    // `initialize` answered before the routers were compiled (seconds): its instructions
+    // say the tools are arriving (their traits come with the compiled routers).
+    let instructions = scryer
+        .client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("Tools are arriving"),
+        "{instructions}"
+    );
     // tools/list waits for the routers compiled in the background.
     let tools = scryer.tool_names().await;
     assert_eq!(tools.len(), FIRST_PARTY_TOOLS, "{tools:?}");

@@ -130,6 +130,28 @@ async fn next_list_changed(rx: &mut watch::Receiver<u32>, seen: u32) -> u32 {
         .unwrap()
 }
 
+/// Waits for the server's first load of the installed plugins (done after the
+/// handshake; its serving report is written then) and for the list_changed it may have
+/// sent this session; returns the notifications seen so far.
+async fn first_load(cfg: &Path, rx: &mut watch::Receiver<u32>) -> u32 {
+    let reported = || {
+        std::fs::read_dir(cfg.join("plugins")).is_ok_and(|d| {
+            d.filter_map(|e| e.ok())
+                .any(|e| e.file_name().to_string_lossy().starts_with(".serving-"))
+        })
+    };
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !reported() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("no serving report within 30 s");
+    // The notification of that load, if this session was open before it, is in flight.
+    let _ = tokio::time::timeout(Duration::from_secs(1), rx.wait_for(|n| *n > 0)).await;
+    *rx.borrow()
+}
+
 /// Calls `greeter_words` from 3 tasks until stopped; counts answers and failures.
 struct Stream {
     stop: Arc<AtomicBool>,
@@ -210,6 +232,7 @@ async fn swap_scenario(
 ) {
     let v2 = fixture(cfg, "v2", &builds().1);
     let peer = client.peer().clone();
+    let base = first_load(cfg, &mut changes).await;
     let names = tool_names(&peer).await;
     assert!(names.iter().any(|n| n == "greeter_words"), "{names:?}");
     assert!(!names.iter().any(|n| n == "greeter_version"), "{names:?}");
@@ -219,7 +242,7 @@ async fn swap_scenario(
 
     // A newer version, with an extra tool, added while calls run.
     plugin_ok(cfg, &["add", v2.to_str().unwrap()]);
-    let seen = next_list_changed(&mut changes, 0).await;
+    let seen = next_list_changed(&mut changes, base).await;
     let names = tool_names(&peer).await;
     assert!(
         names.iter().any(|n| n == "greeter_version"),

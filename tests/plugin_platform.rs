@@ -39,10 +39,7 @@ fn hostile() -> String {
 /// The first-party navigation router as an external plugin file: it needs index-read,
 /// file-read and more, and declares the built-in navigation tools.
 fn navigation(dir: &Path) -> String {
-    let (_, _, wasm) = scryer_builtin_plugins::ROUTERS
-        .iter()
-        .find(|(name, _, _)| *name == "navigation")
-        .unwrap();
+    let wasm = scryer_builtin_plugins::router("navigation").unwrap();
     let path = dir.join("navigation.wasm");
     std::fs::write(&path, wasm).unwrap();
     path.to_string_lossy().into_owned()
@@ -285,4 +282,81 @@ fn verify_reports_needs_and_policy_and_changes_nothing() {
         ],
     );
     assert!(out.contains("which no capability grants"), "{out}");
+}
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct ListChanged(std::sync::Arc<tokio::sync::watch::Sender<u32>>);
+
+impl rmcp::ClientHandler for ListChanged {
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.send_modify(|n| *n += 1);
+    }
+}
+
+#[tokio::test]
+async fn installed_plugins_load_after_the_handshake_and_arrive_with_list_changed() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let state = tempfile::tempdir().unwrap();
+    let cfg = state.path().join("config");
+    plugin_ok(&cfg, &["add", &hostile(), "--grant", "tokens"]);
+    // The server reads the installed plugins under the plugins lock: holding it holds
+    // their load, so whatever the server answers meanwhile it answers without them.
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(cfg.join("plugins/.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let (tx, mut changes) = tokio::sync::watch::channel(0);
+    let transport = TokioChildProcess::new(
+        tokio::process::Command::new(support::scryer_bin()).configure(|cmd| {
+            cmd.arg("--db")
+                .arg(state.path().join("index.db"))
+                .arg("--compile-cache")
+                .arg(support::shared_compile_cache())
+                .args(["serve", "--no-daemon"])
+                .env("SCRYER_LOG", "warn")
+                .env("SCRYER_CONFIG_DIR", &cfg)
+                .env("SCRYER_PRECISE", "off")
+                .current_dir(state.path());
+        }),
+    )
+    .unwrap();
+    let client = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        ListChanged(std::sync::Arc::new(tx)).serve(transport),
+    )
+    .await
+    .expect("initialize answered while the installed plugin waits")
+    .unwrap();
+    let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    };
+    let before = names(client.list_all_tools().await.unwrap());
+    assert_eq!(
+        before.len(),
+        19,
+        "the built-in tools are listed: {before:?}"
+    );
+    assert!(!before.iter().any(|t| t == "ok"), "{before:?}");
+
+    lock.unlock().unwrap();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        changes.wait_for(|n| *n > 0),
+    )
+    .await
+    .expect("tools/list_changed once the installed plugin loaded")
+    .unwrap();
+    let after = names(client.list_all_tools().await.unwrap());
+    assert!(after.iter().any(|t| t == "ok"), "{after:?}");
+    let (answer, is_error) = support::call_tool(&client, "ok", json!({})).await;
+    assert!(!is_error && answer == "ok, 2 tokens", "{answer}");
+    let _ = client.cancel().await;
 }

@@ -1,5 +1,6 @@
 //! Builds the first-party routers for wasm32-wasip2, compiles each to native code with
-//! the runtime's own engine configuration, and embeds both (see src/lib.rs, ADR 0015).
+//! the runtime's own engine configuration, and embeds both deflate-compressed (see src/lib.rs,
+//! ADR 0015).
 
 use std::path::PathBuf;
 
@@ -37,10 +38,10 @@ fn main() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let mut table = String::from(
-        "/// (plugin name, grant set, component bytes) of every first-party router.\npub static ROUTERS: &[(&str, &str, &[u8])] = &[\n",
+        "/// (plugin name, grant set, deflate-compressed component) of every first-party router.\nstatic COMPRESSED: &[(&str, &str, &[u8])] = &[\n",
     );
     let mut native = String::from(
-        "/// (plugin name, engine key, native code) of every first-party router, compiled at\n/// build time by `scryer_runtime::precompiled::compile_ahead`.\npub static PRECOMPILED: &[(&str, u64, &[u8])] = &[\n",
+        "/// (plugin name, engine key, native code) of every first-party router, compiled at\n/// build time by `scryer_runtime::precompiled::compile_ahead` (deflate-compressed).\npub static PRECOMPILED: &[(&str, u64, &[u8])] = &[\n",
     );
     for ((_, name, grants), path) in ROUTERS.iter().zip(built) {
         // The file name carries a hash of the content, so `routers.rs` changes whenever a
@@ -49,17 +50,22 @@ fn main() {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         std::hash::Hash::hash(&bytes, &mut hasher);
         let dest = out_dir.join(format!(
-            "{name}-{:016x}.wasm",
+            "{name}-{:016x}.wasm.z",
             std::hash::Hasher::finish(&hasher)
         ));
-        std::fs::write(&dest, &bytes).unwrap();
+        let packed = scryer_runtime::precompiled::pack(&bytes)
+            .unwrap_or_else(|e| panic!("compressing router {name}: {e}"));
+        std::fs::write(&dest, &packed).unwrap();
         table.push_str(&format!(
             "    ({name:?}, {grants:?}, include_bytes!({:?})),\n",
             dest.display().to_string()
         ));
         let (code, key) = scryer_runtime::precompiled::compile_ahead(&bytes)
             .unwrap_or_else(|e| panic!("precompiling router {name}: {e:#}"));
-        let code_dest = dest.with_extension("cwasm");
+        let code_dest = out_dir.join(format!(
+            "{name}-{:016x}.cwasm.z",
+            std::hash::Hasher::finish(&hasher)
+        ));
         std::fs::write(&code_dest, &code).unwrap();
         native.push_str(&format!(
             "    ({name:?}, {key:#018x}, include_bytes!({:?})),\n",

@@ -241,10 +241,35 @@ impl Scryer {
     }
 
     /// Starts `scryer serve` on the plugin configuration directory `cfg`, in-process
-    /// (no daemon), so installed plugins load exactly as `cfg` says.
+    /// (no daemon), so installed plugins load exactly as `cfg` says, and waits until
+    /// they have (they load after the handshake; the server then writes its serving
+    /// report, `<cfg>/plugins/.serving-<pid>.json`).
     pub async fn with_config_dir(cfg: &Path) -> Scryer {
-        let cfg = cfg.to_str().unwrap();
-        Self::start(&[], &[("SCRYER_CONFIG_DIR", cfg), ("SCRYER_DAEMON", "off")]).await
+        let reports = || -> Vec<PathBuf> {
+            std::fs::read_dir(cfg.join("plugins"))
+                .map(|d| {
+                    d.filter_map(|e| e.ok().map(|e| e.path()))
+                        .filter(|p| p.to_string_lossy().contains(".serving-"))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        // A stopped server's report may be left behind: only a new one counts.
+        for old in reports() {
+            let _ = std::fs::remove_file(old);
+        }
+        let dir = cfg.to_str().unwrap();
+        let s = Self::start(&[], &[("SCRYER_CONFIG_DIR", dir), ("SCRYER_DAEMON", "off")]).await;
+        let waited = std::time::Instant::now();
+        while reports().is_empty() {
+            assert!(
+                waited.elapsed() < std::time::Duration::from_secs(60),
+                "no serving report under {}/plugins within 60 s",
+                cfg.display()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        s
     }
 
     /// The names of the tools the server lists.

@@ -415,7 +415,7 @@ async fn check_plugins(compile_cache: Option<PathBuf>, home: &PluginHome, f: &mu
     };
     let mut loaded = Vec::new();
     let mut lines = Vec::new();
-    for (label, grant_set, wasm) in scryer_builtin_plugins::ROUTERS {
+    for (label, grant_set, wasm) in scryer_builtin_plugins::routers() {
         let area = format!("plugin {label}");
         let Some(grants) = Grants::for_set(grant_set) else {
             lines.push((
@@ -429,7 +429,7 @@ async fn check_plugins(compile_cache: Option<PathBuf>, home: &PluginHome, f: &mu
         };
         let precompiled = crate::builtin_precompiled(label);
         match runtime
-            .load_with(label, wasm, precompiled.as_ref(), grants)
+            .load_with(label, &wasm, precompiled.as_ref(), grants)
             .await
         {
             Ok(p) => {
@@ -443,7 +443,7 @@ async fn check_plugins(compile_cache: Option<PathBuf>, home: &PluginHome, f: &mu
             )),
         }
     }
-    let builtin = scryer_builtin_plugins::ROUTERS.len();
+    let builtin = scryer_builtin_plugins::names().count();
     if loaded.len() < builtin {
         f.fail(
             AREA,

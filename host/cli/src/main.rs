@@ -189,11 +189,11 @@ fn first_query_wait() -> Result<Duration> {
 /// The built-in routers with their grant sets, then the `--plugin` files given (router
 /// grants), as `scryer serve` loads them.
 fn plugin_sources(extra: &[PathBuf]) -> Result<Vec<PluginSource>> {
-    let mut sources: Vec<PluginSource> = scryer_builtin_plugins::ROUTERS
-        .iter()
+    let mut sources: Vec<PluginSource> = scryer_builtin_plugins::routers()
+        .into_iter()
         .map(|(name, grant_set, wasm)| PluginSource {
-            label: (*name).to_string(),
-            wasm: wasm.to_vec(),
+            label: name.to_string(),
+            wasm,
             grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
             precompiled: builtin_precompiled(name),
         })

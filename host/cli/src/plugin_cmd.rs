@@ -448,9 +448,7 @@ fn installed_names(policy: &policy::Policy) -> String {
 }
 
 fn not_installed(name: &str, policy: &policy::Policy) -> anyhow::Error {
-    let builtin = scryer_builtin_plugins::ROUTERS
-        .iter()
-        .any(|(n, _, _)| *n == name);
+    let builtin = scryer_builtin_plugins::is_builtin(name);
     if builtin {
         anyhow::anyhow!(
             "`{name}` is a built-in router: its grants are fixed and it cannot be removed; \

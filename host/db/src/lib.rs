@@ -353,6 +353,28 @@ const MAX_SLUG_SUFFIX: u32 = 1000;
 /// What the error of [`Db::open`] says when another process holds the file.
 pub const IN_USE: &str = "is in use by another scryer process";
 
+/// Page cache of each connection, in MiB: at most this much of the database is kept in
+/// memory per connection (pages are cached as they are read, so a small project never
+/// fills it). `SCRYER_DB_CACHE_MIB` overrides it (docs/learnings/latency.md).
+pub const DB_CACHE_MIB: i64 = 32;
+
+/// [`DB_CACHE_MIB`], or `SCRYER_DB_CACHE_MIB` when it is a whole number from 1 to 4096
+/// (anything else is logged and the default used).
+fn cache_mib() -> i64 {
+    let Ok(v) = std::env::var("SCRYER_DB_CACHE_MIB") else {
+        return DB_CACHE_MIB;
+    };
+    match v.trim().parse::<i64>() {
+        Ok(m) if (1..=4096).contains(&m) => m,
+        _ => {
+            tracing::warn!(
+                "SCRYER_DB_CACHE_MIB={v:?} ignored: accepted is a whole number of MiB from 1 to 4096; using {DB_CACHE_MIB}"
+            );
+            DB_CACHE_MIB
+        }
+    }
+}
+
 impl Db {
     /// Opens (creating if needed) the database file and applies the schema.
     pub async fn open(path: &Path) -> Result<Db> {
@@ -405,6 +427,13 @@ impl Db {
         conn.pragma_update("temp_store", "memory")
             .await
             .context("setting temp_store")?;
+        // turso's own page cache is 2,000 pages (8 MiB) per connection: a query over a
+        // common name's rows in a project larger than that reads pages again and again.
+        // Negative: KiB, as SQLite reads it.
+        let cache_kib = cache_mib() * 1024;
+        conn.pragma_update("cache_size", -cache_kib)
+            .await
+            .context("setting cache_size")?;
         Ok(conn)
     }
 
@@ -909,6 +938,37 @@ impl Db {
             out.push(symbol_from(&row)?);
         }
         // Sorted here: turso's ORDER BY over the join costs more than the query itself.
+        out.sort_by(|a, b| (&a.file_path, a.start_line).cmp(&(&b.file_path, b.start_line)));
+        Ok(out)
+    }
+
+    /// Definitions named `name` whose qualified name is `qualified` or ends with
+    /// `::qualified`, in [`Db::symbols_by_name`]'s order. The match is made in the query,
+    /// so the other same-named definitions (hundreds for `new` or `fmt`) are never
+    /// turned into rows: a call hierarchy asks this for every caller it meets.
+    pub async fn symbols_by_qualified_name(
+        &self,
+        project_id: i64,
+        name: &str,
+        qualified: &str,
+    ) -> Result<Vec<SymbolRow>> {
+        let suffix = format!("::{qualified}");
+        let suffix_chars = suffix.chars().count() as i64;
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                format!(
+                    "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
+                     WHERE s.project_id = ?1 AND s.name = ?2 \
+                     AND (s.qualified_name = ?3 OR substr(s.qualified_name, -?4) = ?5)"
+                ),
+                (project_id, name, qualified, suffix_chars, suffix.as_str()),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(symbol_from(&row)?);
+        }
         out.sort_by(|a, b| (&a.file_path, a.start_line).cmp(&(&b.file_path, b.start_line)));
         Ok(out)
     }
@@ -1444,6 +1504,46 @@ mod tests {
             3,
             "the other project's files are not this one's: {paths:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_qualified_name_matches_whole_path_segments_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db.register_project("/work/q", Some("q")).await.unwrap();
+        let qualified = |q: &str| SymbolRow {
+            qualified_name: q.into(),
+            ..sym("new", 1)
+        };
+        let defs = vec![
+            qualified("demo::Pool::new"),
+            qualified("demo::ThreadPool::new"),
+            qualified("demo::sync::Pool::new"),
+            qualified("Pool::new"),
+            qualified("démo::Ünï::new"),
+        ];
+        db.write_files(p.id, &[write("src/lib.rs", "h", defs, vec![])], &[])
+            .await
+            .unwrap();
+        let found = |q: &'static str| {
+            let db = db.clone();
+            async move {
+                let rows = db.symbols_by_qualified_name(p.id, "new", q).await.unwrap();
+                rows.into_iter()
+                    .map(|s| s.qualified_name)
+                    .collect::<Vec<_>>()
+            }
+        };
+        // `ThreadPool::new` ends with "Pool::new" but not with "::Pool::new".
+        let mut pool = found("Pool::new").await;
+        pool.sort();
+        assert_eq!(
+            pool,
+            ["Pool::new", "demo::Pool::new", "demo::sync::Pool::new"]
+        );
+        assert_eq!(found("demo::Pool::new").await, ["demo::Pool::new"]);
+        assert_eq!(found("Ünï::new").await, ["démo::Ünï::new"]);
+        assert!(found("Other::new").await.is_empty());
     }
 
     #[tokio::test]

@@ -7,6 +7,12 @@ use scryer_runtime::wit::{ToolTier, ToolTraits};
 
 /// Claude Code cuts instructions at 2,048 characters; stay well inside (the
 /// `tool_contract` tests check every built-in profile against it through the binary).
+/// What the instructions say while the built-in routers are still being compiled for
+/// this engine (ADR 0015): their traits are not known yet, so no tool is named.
+pub const ARRIVING: &str = "scryer answers questions about code: definitions, references, call graphs, \
+     dependencies and decisions. Tools are arriving: scryer is compiling its routers for this CPU \
+     (once, a few seconds); notifications/tools/list_changed follows, and calls made meanwhile wait for them.";
+
 #[cfg(test)]
 const MAX_CHARS: usize = 1800;
 
@@ -46,6 +52,25 @@ pub fn server_instructions(tools: &[&ToolTraits]) -> String {
          Empty answers say why in `notes`.",
     );
     out
+}
+
+/// The line that says the tools are on their way (the routers are being compiled).
+pub const ARRIVING: &str = "Tools are arriving: scryer is compiling its routers for this CPU (once, a few seconds); \
+     notifications/tools/list_changed follows, and calls made meanwhile wait for them.\n";
+
+/// The instructions while the built-in routers are still being compiled: the built-in
+/// tools the session's profile `lists`, and [`ARRIVING`].
+pub fn arriving_instructions(lists: impl Fn(&str) -> bool) -> String {
+    let tools: Vec<&str> = GUIDE
+        .iter()
+        .flat_map(|(_, answers)| answers.iter().map(|(t, _)| *t))
+        .filter(|t| lists(*t))
+        .collect();
+    let text = server_instructions(&tools);
+    match text.split_once('\n') {
+        Some((intro, rest)) => format!("{intro}\n{ARRIVING}{rest}"),
+        None => text,
+    }
 }
 
 #[cfg(test)]

@@ -250,7 +250,7 @@ async fn load_in_background(
             server.live.store(Arc::new(registry));
             server.live.set_ready(Ok(()));
             if let Some((home, db_label)) = serving {
-                plugin_watch::start(server, home, db_label);
+                plugin_watch::start(server, home, db_label, false);
             }
         }
         Err(e) => {
@@ -309,8 +309,10 @@ impl Server {
     /// returns: the database, the engine, and the routers when each one's code built into
     /// the binary fits this engine (loading that takes milliseconds). A router that must
     /// be compiled first is loaded in the background: sessions answer `initialize` at
-    /// once, `tools/list` and calls wait for it (ADR 0015). The tokenizer, the file
-    /// watches and the dependency worker start beside the first sessions.
+    /// once, `tools/list` and calls wait for it (ADR 0015). A serving process loads the
+    /// installed plugins after it returns (`plugin_watch::start`); their tools arrive
+    /// with `tools/list_changed`. The tokenizer, the file watches and the dependency
+    /// worker start beside the first sessions.
     pub async fn start_with_installed(
         config: ServerConfig,
         installed: Option<scryer_runtime::installed::PluginHome>,
@@ -343,12 +345,18 @@ impl Server {
         let serving_home = installed.clone().filter(|_| config.watch_files);
         let db_label = config.db_path.display().to_string();
         let server = if precompiled {
-            let registry = Registry::load(&runtime, config.plugins, installed.as_ref()).await?;
+            // A serving process (the same switch as file watching) loads its installed
+            // plugins after it accepts sessions, and swaps them while it runs; one-shot
+            // commands load them now and keep what they loaded.
+            let now = if serving_home.is_some() {
+                None
+            } else {
+                installed.as_ref()
+            };
+            let registry = Registry::load(&runtime, config.plugins, now).await?;
             let server = Server::assemble(core, runtime, plugin_watch::Live::new(registry.into()));
-            // A serving process (the same switch as file watching) swaps installed plugins
-            // while it runs; one-shot commands keep what they loaded.
             if let Some(home) = serving_home {
-                plugin_watch::start(server.clone(), home, db_label);
+                plugin_watch::start(server.clone(), home, db_label, true);
             }
             server
         } else {

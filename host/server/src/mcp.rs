@@ -17,7 +17,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use tokio::sync::watch;
 
 use crate::contract::publish_schema;
-use crate::instructions::server_instructions;
+use crate::instructions::{ARRIVING, server_instructions};
 use crate::{Registry, Server, SessionOptions};
 
 /// One MCP session's handler.
@@ -208,6 +208,12 @@ impl ServerHandler for McpSession {
                     .and_then(|(p, _)| p.traits_of(&t.name))
             })
             .collect();
+        // While the routers are compiled for this engine (ADR 0015) no traits are known.
+        let instructions = if self.server.live.is_ready() {
+            server_instructions(&traits)
+        } else {
+            ARRIVING.to_string()
+        };
         // Installed plugins are swapped while the server runs (plugin_watch.rs).
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -215,7 +221,7 @@ impl ServerHandler for McpSession {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("scryer", env!("CARGO_PKG_VERSION")))
-            .with_instructions(server_instructions(&traits))
+            .with_instructions(instructions)
     }
 
     async fn list_tools(
@@ -251,6 +257,10 @@ impl ServerHandler for McpSession {
             return Ok(
                 CallToolResult::error(vec![ContentBlock::text(routers_failed(&why))]).into(),
             );
+        }
+        // A tool not served yet may be an installed plugin's, still loading.
+        if self.server.current_registry().tool(&request.name).is_none() {
+            self.server.live.installed_loaded().await;
         }
         // The call runs on the registry serving now, to the end, even if another is
         // swapped in meanwhile.

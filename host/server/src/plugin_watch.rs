@@ -11,6 +11,11 @@
 //!
 //! What the process serves is also written to `<plugins dir>/.serving-<pid>.json`, so
 //! `scryer plugin list` can say which version a running server keeps and why.
+//!
+//! A serving process loads its installed plugins here too, the first time, after it
+//! has started accepting sessions: compiling a third-party plugin never holds up an
+//! `initialize` (issue 15). Its tools arrive with `tools/list_changed`; a call to a tool
+//! not served yet waits for that first load ([`Live::installed_loaded`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -38,6 +43,9 @@ pub(crate) struct Live {
     /// `None` while the routers given at start are still loading (compiled in the
     /// background); then whether they loaded, or why not.
     ready: watch::Sender<Option<Result<(), String>>>,
+    /// Whether the installed plugins have had their first load (true when there are
+    /// none to load, or they load in `ready`'s registry).
+    installed: watch::Sender<bool>,
 }
 
 impl Live {
@@ -46,7 +54,24 @@ impl Live {
             current: RwLock::new(registry),
             generation: watch::channel(0).0,
             ready: watch::channel(Some(Ok(()))).0,
+            installed: watch::channel(true).0,
         }
+    }
+
+    /// Records that the installed plugins load after the start ([`start`] with
+    /// `load_first`).
+    pub(crate) fn installed_pending(&self) {
+        self.installed.send_replace(false);
+    }
+
+    /// Waits until the installed plugins have had their first load.
+    pub(crate) async fn installed_loaded(&self) {
+        let _ = self.installed.subscribe().wait_for(|done| *done).await;
+    }
+
+    /// Whether the routers given at start have loaded (or failed to).
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.borrow().is_some()
     }
 
     /// An empty registry until the routers loading in the background are stored.
@@ -95,12 +120,55 @@ impl Live {
 }
 
 /// Watches `home` for the life of the process and hot-swaps the installed plugins of
-/// `server`. Watching fails soft: without it, plugins change at the next start.
-pub(crate) fn start(server: Server, home: PluginHome, db_label: String) {
+/// `server`; with `load_first`, loads them first (the start's load, done after sessions
+/// are accepted). Watching fails soft: without it, plugins change at the next start.
+pub(crate) fn start(server: Server, home: PluginHome, db_label: String, load_first: bool) {
+    if load_first {
+        server.live.installed_pending();
+    }
+    let Some(watcher) = watch_home(&home) else {
+        if load_first {
+            tokio::spawn(async move { first_load(&server, &home).await });
+        }
+        return;
+    };
+    let (watcher, rx) = watcher;
+    let report = ServingReport::path(&home, std::process::id());
+    tokio::spawn(async move {
+        // Owned by the task: dropped (watching stops, the report is deleted) when the
+        // runtime shuts down with the process.
+        let _watcher = watcher;
+        if load_first {
+            first_load(&server, &home).await;
+        }
+        remove_dead_reports(&home);
+        write_report(&report, &db_label, &server.live.load());
+        remove_at_exit(report.clone());
+        let _report = RemoveOnDrop(report.clone());
+        let mut rx = rx;
+        while rx.recv().await.is_some() {
+            settle(&mut rx).await;
+            reload(&server, &home).await;
+            write_report(&report, &db_label, &server.live.load());
+        }
+    });
+}
+
+/// The start's load of the installed plugins, in a process already serving.
+async fn first_load(server: &Server, home: &PluginHome) {
+    reload(server, home).await;
+    server.live.installed.send_replace(true);
+}
+
+/// A watcher on the configuration and plugins directories, sending `()` on a change
+/// that may change what loads; None (logged) when watching is unavailable.
+fn watch_home(
+    home: &PluginHome,
+) -> Option<(notify::RecommendedWatcher, mpsc::UnboundedReceiver<()>)> {
     let plugins_dir = home.plugins_dir();
     if let Err(e) = create_private_dir(&plugins_dir) {
         tracing::warn!("plugin hot swap unavailable: {e}");
-        return;
+        return None;
     }
     let (tx, rx) = mpsc::unbounded_channel::<()>();
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -114,31 +182,16 @@ pub(crate) fn start(server: Server, home: PluginHome, db_label: String) {
         Ok(w) => w,
         Err(e) => {
             tracing::warn!(error = %e, "plugin hot swap unavailable: cannot watch files");
-            return;
+            return None;
         }
     };
     for dir in [home.config_dir(), plugins_dir.as_path()] {
         if let Err(e) = watcher.watch(dir, RecursiveMode::NonRecursive) {
             tracing::warn!(dir = %dir.display(), error = %e, "plugin hot swap unavailable");
-            return;
+            return None;
         }
     }
-    let report = ServingReport::path(&home, std::process::id());
-    remove_dead_reports(&home);
-    write_report(&report, &db_label, &server.live.load());
-    remove_at_exit(report.clone());
-    tokio::spawn(async move {
-        // Owned by the task: dropped (watching stops, the report is deleted) when the
-        // runtime shuts down with the process.
-        let _watcher = watcher;
-        let _report = RemoveOnDrop(report.clone());
-        let mut rx = rx;
-        while rx.recv().await.is_some() {
-            settle(&mut rx).await;
-            reload(&server, &home).await;
-            write_report(&report, &db_label, &server.live.load());
-        }
-    });
+    Some((watcher, rx))
 }
 
 /// Waits until no event came for [`QUIET`] (or [`MAX_WAIT`] passed), swallowing them.

@@ -8,11 +8,11 @@ use scryer_server::{PluginSource, Server, ServerConfig};
 
 /// Starts a server whose database and compile cache live in `dir`, without a watcher.
 pub async fn start_server(dir: &Path) -> anyhow::Result<Server> {
-    let plugins = scryer_builtin_plugins::ROUTERS
-        .iter()
+    let plugins = scryer_builtin_plugins::routers()
+        .into_iter()
         .map(|(name, grant_set, wasm)| PluginSource {
             label: name.to_string(),
-            wasm: wasm.to_vec(),
+            wasm,
             grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
             precompiled: scryer_builtin_plugins::precompiled(name)
                 .map(|(engine, code)| scryer_runtime::Precompiled { engine, code }),

@@ -244,15 +244,14 @@ impl HostServices for HostImpl {
     ) -> Result<Vec<Symbol>, CallError> {
         let p = self.project(scope)?;
         let name = qualified_name.rsplit("::").next().unwrap_or(qualified_name);
-        let suffix = format!("::{qualified_name}");
-        let rows = self
-            .block(self.core.projects.db().symbols_by_name(p.id, name))
+        let rows =
+            self.block(self.core.projects.db().symbols_by_qualified_name(
+                p.id,
+                name,
+                qualified_name,
+            ))
             .map_err(internal)?;
-        Ok(rows
-            .into_iter()
-            .filter(|s| s.qualified_name == qualified_name || s.qualified_name.ends_with(&suffix))
-            .map(symbol)
-            .collect())
+        Ok(rows.into_iter().map(symbol).collect())
     }
 
     fn references_to_name(
@@ -375,12 +374,7 @@ impl HostServices for HostImpl {
             Refused::Missing => CallError::NotFound(format!("{rel}: no such file")),
             other => CallError::InvalidArgument(format!("{rel} is not read: it is {other}")),
         })?;
-        Ok(String::from_utf8_lossy(&bytes)
-            .lines()
-            .skip(start_line as usize - 1)
-            .take((end_line - start_line + 1) as usize)
-            .map(str::to_string)
-            .collect())
+        Ok(line_range(&bytes, start_line, end_line))
     }
 
     fn count_tokens(&self, text: &str) -> u32 {
@@ -591,5 +585,70 @@ impl HostServices for HostImpl {
         limit: u32,
     ) -> Result<scryer_runtime::wit::TextMatches, CallError> {
         self.catalog_search(project, query, limit)
+    }
+}
+
+/// Lines `start..=end` (1-based) of `bytes`, as `String::from_utf8_lossy(bytes).lines()`
+/// gives them, decoding only those lines: a router reading one line of a large file
+/// (a candidate's signature) no longer pays for decoding the whole file.
+fn line_range(bytes: &[u8], start: u32, end: u32) -> Vec<String> {
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    // `lines()` yields no empty line after a final "\n", and strips "\r" only before "\n".
+    let (body, ends_with_newline) = match bytes.strip_suffix(b"\n") {
+        Some(body) => (body, true),
+        None => (bytes, false),
+    };
+    let count = body.iter().filter(|b| **b == b'\n').count() + 1;
+    body.split(|b| *b == b'\n')
+        .enumerate()
+        .skip(start as usize - 1)
+        .take((end - start + 1) as usize)
+        .map(|(i, line)| {
+            let terminated = i + 1 < count || ends_with_newline;
+            let line = match line.strip_suffix(b"\r") {
+                Some(stripped) if terminated => stripped,
+                _ => line,
+            };
+            String::from_utf8_lossy(line).into_owned()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_range;
+
+    #[test]
+    fn line_ranges_are_the_lines_the_whole_text_splits_into() {
+        let texts: [&[u8]; 9] = [
+            b"",
+            b"\n",
+            b"one",
+            b"one\ntwo\n",
+            b"one\r\ntwo\r\n\r\n",
+            b"a\n\nb\r",
+            b"bad \xff\xfe utf-8\n\xe2\x82\nok\r\n",
+            b"\r\n\r\n",
+            b"x\ny\nz",
+        ];
+        for text in texts {
+            let whole: Vec<String> = String::from_utf8_lossy(text)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            for start in 1..6u32 {
+                for end in start..7u32 {
+                    let want: Vec<String> = whole
+                        .iter()
+                        .skip(start as usize - 1)
+                        .take((end - start + 1) as usize)
+                        .cloned()
+                        .collect();
+                    assert_eq!(line_range(text, start, end), want, "{text:?} {start}-{end}");
+                }
+            }
+        }
     }
 }
