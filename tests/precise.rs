@@ -169,7 +169,10 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
             json!({"file_path": "src/lib.rs", "line": 11}),
         )
         .await;
-    assert_eq!(v["scope"]["qualified_name"], "precise_demo::sum_circles", "{v}");
+    assert_eq!(
+        v["scope"]["qualified_name"], "precise_demo::sum_circles",
+        "{v}"
+    );
     assert_eq!(v["precision"], "precise", "{v}");
 
     // An edit: lib.rs falls back to the heuristic, for that file only.
@@ -203,7 +206,10 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
         .await;
     assert_eq!(v["precision"], "mixed", "{v}");
     assert_eq!(v["complete"], false, "{v}");
-    assert!(names(&v["callers"]).contains(&"precise_demo::twice".to_string()), "{v}");
+    assert!(
+        names(&v["callers"]).contains(&"precise_demo::twice".to_string()),
+        "{v}"
+    );
 
     // Once edits settle the indexer runs again, and the answer is precise with the new site.
     let started = Instant::now();

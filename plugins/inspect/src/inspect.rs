@@ -594,7 +594,10 @@ fn reference_count<H: Host + ?Sized>(
         .iter()
         .map(|&(k, _)| &names.sites[k])
         .filter(|s| {
-            precise.fallback_files.iter().any(|(f, _)| *f == s.file_path)
+            precise
+                .fallback_files
+                .iter()
+                .any(|(f, _)| *f == s.file_path)
                 || unresolved.contains(&(s.file_path.clone(), s.line, s.column))
         })
         .count();
@@ -654,7 +657,8 @@ fn inspect_definition<H: Host + ?Sized>(
         if p.precision != "precise"
             && let Some(n) = &p.note
         {
-            r.notes.push(format!("callers precision {}: {n}", p.precision));
+            r.notes
+                .push(format!("callers precision {}: {n}", p.precision));
         }
         if !p.fallback_files.is_empty() {
             r.notes.push(format!(

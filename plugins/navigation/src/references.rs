@@ -721,9 +721,7 @@ fn find_precise(
         .map(|(f, _)| f.clone())
         .collect();
     // Sites of the name the indexer resolved to nothing: the heuristic answers those.
-    let unresolved = host
-        .precise_unresolved(&names.defs[c])
-        .unwrap_or_default();
+    let unresolved = host.precise_unresolved(&names.defs[c]).unwrap_or_default();
     let unresolved_at: BTreeSet<(&str, u32, u32)> = unresolved
         .iter()
         .map(|s| (s.file_path.as_str(), s.line, s.column))

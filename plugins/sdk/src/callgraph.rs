@@ -274,7 +274,8 @@ fn precise_incoming(
         .iter()
         .map(|s| (s.file_path.as_str(), s.line, s.column))
         .collect();
-    let heuristic_answers = |e: &Edge| fallback.contains(e.file_path.as_str()) || left.contains(&at(e));
+    let heuristic_answers =
+        |e: &Edge| fallback.contains(e.file_path.as_str()) || left.contains(&at(e));
     let mut lines: HashMap<(&str, u32), HashSet<u32>> = HashMap::new();
     for s in &precise.sites {
         lines
@@ -294,8 +295,7 @@ fn precise_incoming(
         .collect();
     let precise_site = |e: &Edge| match lines.get(&(e.file_path.as_str(), e.line)) {
         Some(columns) => {
-            columns.contains(&e.column)
-                || !column_matches.contains(&(e.file_path.as_str(), e.line))
+            columns.contains(&e.column) || !column_matches.contains(&(e.file_path.as_str(), e.line))
         }
         None => false,
     };
@@ -310,7 +310,9 @@ fn precise_incoming(
             .filter(|e| !heuristic_answers(e) && precise_site(e))
             .map(|e| (e.clone(), Tie::Exact)),
     );
-    links.sort_by(|(a, _), (b, _)| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
+    links.sort_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+    });
     let mut fallback_files: Vec<String> = fallback.iter().map(|f| f.to_string()).collect();
     fallback_files.sort();
     Incoming {

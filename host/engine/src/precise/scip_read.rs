@@ -192,7 +192,10 @@ mod tests {
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].path, "src/util.rs");
         assert_eq!(docs[0].occurrences.len(), 2);
-        assert_eq!(docs[0].occurrences[1].symbol, LOCAL, "locals keep only their place");
+        assert_eq!(
+            docs[0].occurrences[1].symbol, LOCAL,
+            "locals keep only their place"
+        );
         let def = &docs[0].occurrences[0];
         assert_eq!(
             (def.line, def.column, def.end_column, def.roles),
