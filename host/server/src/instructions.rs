@@ -54,25 +54,6 @@ pub fn server_instructions(tools: &[&ToolTraits]) -> String {
     out
 }
 
-/// The line that says the tools are on their way (the routers are being compiled).
-pub const ARRIVING: &str = "Tools are arriving: scryer is compiling its routers for this CPU (once, a few seconds); \
-     notifications/tools/list_changed follows, and calls made meanwhile wait for them.\n";
-
-/// The instructions while the built-in routers are still being compiled: the built-in
-/// tools the session's profile `lists`, and [`ARRIVING`].
-pub fn arriving_instructions(lists: impl Fn(&str) -> bool) -> String {
-    let tools: Vec<&str> = GUIDE
-        .iter()
-        .flat_map(|(_, answers)| answers.iter().map(|(t, _)| *t))
-        .filter(|t| lists(*t))
-        .collect();
-    let text = server_instructions(&tools);
-    match text.split_once('\n') {
-        Some((intro, rest)) => format!("{intro}\n{ARRIVING}{rest}"),
-        None => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
