@@ -307,6 +307,13 @@ async fn this_repository_s_docs_parse() {
     let by_path = s
         .call_json("query_adrs", json!({"path": "host/runtime/src/limits.rs"}))
         .await;
-    assert_eq!(by_path["items"][0]["number"], 1, "{by_path}");
+    // ADR 0001 covers it by `host/runtime/**`; ADRs naming the file itself rank first.
+    let numbers: Vec<i64> = by_path["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["number"].as_i64())
+        .collect();
+    assert!(numbers.contains(&1), "{by_path}");
     s.stop().await;
 }

@@ -508,12 +508,23 @@ pub async fn index_project_as(
             Ok(report)
         }
         Err(e) => {
-            let msg = format!("{e:#}");
+            let msg = explain_failure(&format!("{e:#}"));
             let _ = db
                 .finish_index_run(project.id, elapsed_ms as i64, Some(&msg))
                 .await;
             Err(e)
         }
+    }
+}
+
+/// An index run's error as the status shows it: a full disk is said in words with what to
+/// do, whichever layer (turso, the file system) reported it.
+fn explain_failure(msg: &str) -> String {
+    let lower = msg.to_lowercase();
+    if lower.contains("no storage space") || lower.contains("no space left") {
+        format!("the disk is full ({msg}); free some space and run index_workspace again")
+    } else {
+        msg.to_string()
     }
 }
 

