@@ -113,7 +113,11 @@ async fn a_run_killed_mid_write_is_finished_before_anything_answers() {
             _ => break,
         }
     }
-    assert_eq!(total, (modules * calls + 1) as u64, "sites over every window");
+    assert_eq!(
+        total,
+        (modules * calls + 1) as u64,
+        "sites over every window"
+    );
     let status = s.call_json("get_indexing_status", json!({})).await;
     assert_eq!(status["state"], "ready", "{status}");
     assert_eq!(status["files"], modules + 3);

@@ -356,9 +356,7 @@ async fn every_hostile_call_is_refused_clearly_and_nothing_is_written() {
         .chain(before.1.keys())
         .chain(after.0.keys())
         .chain(after.1.keys())
-        .filter(|k| {
-            before.0.get(*k).or(before.1.get(*k)) != after.0.get(*k).or(after.1.get(*k))
-        })
+        .filter(|k| before.0.get(*k).or(before.1.get(*k)) != after.0.get(*k).or(after.1.get(*k)))
         .collect();
     assert!(
         changed.is_empty(),
