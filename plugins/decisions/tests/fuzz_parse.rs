@@ -118,7 +118,7 @@ fn a_yaml_alias_bomb_in_frontmatter_finishes() {
         let prev = format!("*a{}", i - 1);
         yaml.push_str(&format!(
             "a{i}: &a{i} [{}]\n",
-            vec![prev.as_str(); 10].join(", ")
+            [prev.as_str(); 10].join(", ")
         ));
     }
     let doc = format!("---\ntitle: bomb\n{yaml}---\n\n# Bomb\n");
