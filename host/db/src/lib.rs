@@ -331,6 +331,17 @@ fn file_from(row: &turso::Row) -> Result<FileRow> {
 const SYMBOL_COLUMNS: &str = "s.name, s.kind, s.qualified_name, s.owner, s.signature, s.docstring, \
      s.start_line, s.end_line, s.name_line, s.name_column, f.path";
 
+/// Symbol rows in file, then line order. Sorted here: turso's ORDER BY over the join
+/// costs more than the query itself.
+async fn symbols_in_file_order(mut rows: turso::Rows) -> Result<Vec<SymbolRow>> {
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().await? {
+        out.push(symbol_from(&row)?);
+    }
+    out.sort_by(|a, b| (&a.file_path, a.start_line).cmp(&(&b.file_path, b.start_line)));
+    Ok(out)
+}
+
 fn symbol_from(row: &turso::Row) -> Result<SymbolRow> {
     Ok(SymbolRow {
         name: text(col(row, 0)?).unwrap_or_default(),
@@ -924,7 +935,7 @@ impl Db {
 
     pub async fn symbols_by_name(&self, project_id: i64, name: &str) -> Result<Vec<SymbolRow>> {
         let conn = self.reader().await?;
-        let mut rows = conn
+        let rows = conn
             .query(
                 format!(
                     "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
@@ -933,13 +944,7 @@ impl Db {
                 (project_id, name),
             )
             .await?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().await? {
-            out.push(symbol_from(&row)?);
-        }
-        // Sorted here: turso's ORDER BY over the join costs more than the query itself.
-        out.sort_by(|a, b| (&a.file_path, a.start_line).cmp(&(&b.file_path, b.start_line)));
-        Ok(out)
+        symbols_in_file_order(rows).await
     }
 
     /// Definitions named `name` whose qualified name is `qualified` or ends with
@@ -955,7 +960,7 @@ impl Db {
         let suffix = format!("::{qualified}");
         let suffix_chars = suffix.chars().count() as i64;
         let conn = self.reader().await?;
-        let mut rows = conn
+        let rows = conn
             .query(
                 format!(
                     "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
@@ -965,12 +970,7 @@ impl Db {
                 (project_id, name, qualified, suffix_chars, suffix.as_str()),
             )
             .await?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().await? {
-            out.push(symbol_from(&row)?);
-        }
-        out.sort_by(|a, b| (&a.file_path, a.start_line).cmp(&(&b.file_path, b.start_line)));
-        Ok(out)
+        symbols_in_file_order(rows).await
     }
 
     /// Definitions in one file in source order; `None` when the file is not indexed.
