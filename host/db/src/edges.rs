@@ -6,7 +6,7 @@
 //! an edit to one file never leaves another file's edges pointing at a stale target.
 //!
 //! Edges at call sites (`calls`, and `instantiates` by a call such as `Point(1, 2)`) are
-//! the `call` / `method_call` references themselves, read as edges ([`call_edge_kind`]);
+//! the `call` / `method_call` references themselves, read as edges by the caller's [`CallEdgeRule`];
 //! only the extractor's other edges (implementations, constructions by path, re-exports)
 //! have rows in `edge` (ADR 0013: storing 31.9k call edges of tokio beside their 31.9k
 //! references cost ~6 % of a cold index).
@@ -42,17 +42,10 @@ pub(crate) const SCHEMA: &[&str] = &[
 /// Usage kinds of the references that are also call edges.
 pub const CALL_SITE_KINDS: [&str; 2] = ["call", "method_call"];
 
-/// The edge a call reference to `name` is, in a file of `language`: a plain call of an
-/// upper-case name constructs a tuple struct, a variant or a class (`Some(x)`,
-/// `Point(1, 2)`, `Parser()`), except in Go, where an upper-case name is merely exported.
-pub fn call_edge_kind(language: &str, site_kind: &str, name: &str) -> &'static str {
-    let upper = name.chars().next().is_some_and(char::is_uppercase);
-    if site_kind == "call" && language != "go" && upper {
-        "instantiates"
-    } else {
-        "calls"
-    }
-}
+/// The edge kind (`calls`, `instantiates`) a call reference is, from the file's language,
+/// the reference's kind and the name called: a language's rule, which the database does
+/// not know (the index engine's `lang::call_edge_kind` is the one the host passes).
+pub type CallEdgeRule = fn(language: &str, site_kind: &str, name: &str) -> &'static str;
 
 /// Whether an edge is one of the call references' ([`CALL_SITE_KINDS`]) rather than a
 /// row of its own.
@@ -112,24 +105,36 @@ fn edge_from(row: &Row) -> Result<EdgeRow> {
 
 impl Db {
     /// Edges written inside the symbol(s) named `from_symbol`, by file then line.
-    pub async fn edges_from(&self, project_id: i64, from_symbol: &str) -> Result<Vec<EdgeRow>> {
-        self.edges_where("e.from_symbol = ?2", CALLER_FILTER, project_id, from_symbol)
+    pub async fn edges_from(
+        &self,
+        project_id: i64,
+        from_symbol: &str,
+        rule: CallEdgeRule,
+    ) -> Result<Vec<EdgeRow>> {
+        let filter = ("e.from_symbol = ?2", CALLER_FILTER);
+        self.edges_where(filter, project_id, from_symbol, rule)
             .await
     }
 
     /// Edges whose written target is the bare name `to_name`, by file then line.
-    pub async fn edges_to(&self, project_id: i64, to_name: &str) -> Result<Vec<EdgeRow>> {
-        self.edges_where("e.to_name = ?2", "r.name = ?2", project_id, to_name)
+    pub async fn edges_to(
+        &self,
+        project_id: i64,
+        to_name: &str,
+        rule: CallEdgeRule,
+    ) -> Result<Vec<EdgeRow>> {
+        self.edges_where(("e.to_name = ?2", "r.name = ?2"), project_id, to_name, rule)
             .await
     }
 
-    /// The stored edges matching `filter` and the call references matching `call_filter`.
+    /// The stored edges matching `filter` and the call references matching `call_filter`,
+    /// the latter made edges by `rule`.
     async fn edges_where(
         &self,
-        filter: &str,
-        call_filter: &str,
+        (filter, call_filter): (&str, &str),
         project_id: i64,
         value: &str,
+        rule: CallEdgeRule,
     ) -> Result<Vec<EdgeRow>> {
         let conn = self.reader().await?;
         let mut out = Vec::new();
@@ -155,7 +160,7 @@ impl Db {
             let site_kind = text(col(&row, 1)?).unwrap_or_default();
             let language = text(col(&row, 7)?).unwrap_or_default();
             out.push(EdgeRow {
-                kind: call_edge_kind(&language, &site_kind, &name).to_string(),
+                kind: rule(&language, &site_kind, &name).to_string(),
                 from_symbol: text(col(&row, 3)?).unwrap_or_default(),
                 to_qualifier: text(col(&row, 2)?),
                 to_name: name,
@@ -176,6 +181,17 @@ impl Db {
 mod tests {
     use super::*;
     use crate::{FileWrite, RefRow};
+
+    /// A language rule as the host passes one (the engine's is `lang::call_edge_kind`):
+    /// an upper-case call constructs, except in Go.
+    fn call_edge_kind(language: &str, site_kind: &str, name: &str) -> &'static str {
+        let upper = name.chars().next().is_some_and(char::is_uppercase);
+        if site_kind == "call" && upper && language != "go" {
+            "instantiates"
+        } else {
+            "calls"
+        }
+    }
 
     /// A call reference: stored as a reference, read as an edge too.
     fn call(from: &str, to: &str, line: u32) -> RefRow {
@@ -215,15 +231,6 @@ mod tests {
             references: calls,
             edges,
         }
-    }
-
-    #[test]
-    fn a_call_of_an_upper_case_name_instantiates_except_in_go() {
-        assert_eq!(call_edge_kind("rust", "call", "Point"), "instantiates");
-        assert_eq!(call_edge_kind("python", "call", "Parser"), "instantiates");
-        assert_eq!(call_edge_kind("go", "call", "NewServer"), "calls");
-        assert_eq!(call_edge_kind("rust", "method_call", "Run"), "calls");
-        assert_eq!(call_edge_kind("rust", "call", "helper"), "calls");
     }
 
     #[tokio::test]
@@ -280,7 +287,10 @@ mod tests {
         .await
         .unwrap();
 
-        let out = db.edges_from(p.id, "demo::a::main").await.unwrap();
+        let out = db
+            .edges_from(p.id, "demo::a::main", call_edge_kind)
+            .await
+            .unwrap();
         let targets: Vec<(&str, &str, u32, &str)> = out
             .iter()
             .map(|e| {
@@ -302,14 +312,14 @@ mod tests {
             ]
         );
 
-        let into = db.edges_to(p.id, "helper").await.unwrap();
+        let into = db.edges_to(p.id, "helper", call_edge_kind).await.unwrap();
         let sources: Vec<&str> = into.iter().map(|e| e.from_symbol.as_str()).collect();
         assert_eq!(
             sources,
             vec!["demo::a::main", "demo::b::run"],
             "ordered by file, other project excluded"
         );
-        let into = db.edges_to(p.id, "Point").await.unwrap();
+        let into = db.edges_to(p.id, "Point", call_edge_kind).await.unwrap();
         let kinds: Vec<(&str, &str)> = into
             .iter()
             .map(|e| (e.file_path.as_str(), e.kind.as_str()))
@@ -332,8 +342,16 @@ mod tests {
         )
         .await
         .unwrap();
-        assert!(db.edges_to(p.id, "helper").await.unwrap().is_empty());
-        let out = db.edges_from(p.id, "demo::a::main").await.unwrap();
+        assert!(
+            db.edges_to(p.id, "helper", call_edge_kind)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let out = db
+            .edges_from(p.id, "demo::a::main", call_edge_kind)
+            .await
+            .unwrap();
         assert_eq!((out.len(), out[0].line), (1, 9));
     }
 

@@ -1,7 +1,7 @@
 //! Graph edges of one file: the extractor's own (implementations, constructions,
 //! re-exports) plus calls, which every language records as `call` / `method_call`
 //! references. Only the extractor's own are stored; the database reads the call
-//! references as edges with the same rule ([`scryer_db::call_edge_kind`], ADR 0013).
+//! references as edges with the same rule ([`crate::lang::call_edge_kind`], ADR 0013).
 
 use crate::model::{Edge, EdgeKind, FileSymbols, ReferenceKind};
 
@@ -13,7 +13,7 @@ pub fn file_edges(language: &str, file: &FileSymbols) -> Vec<Edge> {
         if !matches!(r.kind, ReferenceKind::Call | ReferenceKind::MethodCall) {
             continue;
         }
-        let kind = match scryer_db::call_edge_kind(language, r.kind.as_str(), &r.name) {
+        let kind = match crate::lang::call_edge_kind(language, r.kind.as_str(), &r.name) {
             "instantiates" => EdgeKind::Instantiates,
             _ => EdgeKind::Calls,
         };

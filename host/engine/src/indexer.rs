@@ -92,11 +92,10 @@ struct SourceFile {
     language: &'static dyn Language,
 }
 
-/// Directories never indexed, even when no ignore file says so: dependencies, build
-/// output and caches.
-const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", ".venv"];
-/// Skipped like [`SKIPPED_DIRS`] unless they stand under a `src` directory (where they are
-/// ordinary modules, e.g. Rust's `src/build/`).
+/// Skipped, even when no ignore file says so, unless they stand under a `src` directory
+/// (where they are ordinary modules, e.g. Rust's `src/build/`): vendored code and build
+/// output by the names most build tools give them. Each language adds the directories its
+/// own tools fill ([`Language::skipped_dirs`]).
 const SKIPPED_OUTSIDE_SRC: &[&str] = &["vendor", "dist", "build"];
 
 /// Whether the walk skips the directory `rel` (relative to the project root).
@@ -104,7 +103,7 @@ pub fn skipped_dir(rel: &Path) -> bool {
     let Some(name) = rel.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
-    if SKIPPED_DIRS.contains(&name) {
+    if lang::is_skipped_dir_name(name) {
         return true;
     }
     SKIPPED_OUTSIDE_SRC.contains(&name)
@@ -169,21 +168,8 @@ pub fn go_module_name_of(go_mod: &str) -> Option<String> {
     Some(last.replace(['-', '.'], "_"))
 }
 
-/// Reads a package name from a manifest's text.
-type NameParser = fn(&str) -> Option<String>;
-
-/// The manifest that roots a package of `language` (`Cargo.toml`, `go.mod`) and how to
-/// read the package name from it. Languages without one use the project's name.
-fn manifest_of(language: &dyn Language) -> Option<(&'static str, NameParser)> {
-    match language.name() {
-        "rust" => Some(("Cargo.toml", crate_name_of)),
-        "go" => Some(("go.mod", go_module_name_of)),
-        _ => None,
-    }
-}
-
 /// Walks `root` honouring `.gitignore` (and `.ignore`), skipping hidden directories and
-/// dependency/build directories ([`SKIPPED_DIRS`]), and returns the source files of every
+/// dependency/build directories ([`skipped_dir`]), and returns the source files of every
 /// supported language with their module paths.
 fn walk(root: &Root) -> Result<(Vec<SourceFile>, Skipped)> {
     let mut source_files = Vec::new();
@@ -210,33 +196,25 @@ fn walk(root: &Root) -> Result<(Vec<SourceFile>, Skipped)> {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        match path.file_name().and_then(|n| n.to_str()) {
-            Some(file_name @ ("Cargo.toml" | "go.mod")) => {
-                let (manifest, parse): (&'static str, NameParser) = if file_name == "go.mod" {
-                    ("go.mod", go_module_name_of)
-                } else {
-                    ("Cargo.toml", crate_name_of)
-                };
-                if let Some(name) = read_manifest(root, path, parse) {
-                    packages.push((
-                        manifest,
-                        path.parent().unwrap_or(root_path).to_path_buf(),
-                        name,
-                    ));
-                }
+        let Some(file_name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if let Some(manifest) = lang::manifest_named(file_name) {
+            if let Some(name) = read_manifest(root, path, manifest.package_name) {
+                packages.push((
+                    manifest.file_name,
+                    path.parent().unwrap_or(root_path).to_path_buf(),
+                    name,
+                ));
             }
-            Some(n) => {
-                if let Some(language) = lang::language_for(n) {
-                    match entry.metadata() {
-                        Ok(m) if m.len() > MAX_FILE_BYTES => {
-                            skipped.too_large.push(relative_path(root_path, path)?)
-                        }
-                        Ok(_) => source_files.push((path.to_path_buf(), language)),
-                        Err(_) => {}
-                    }
+        } else if let Some(language) = lang::language_for(file_name) {
+            match entry.metadata() {
+                Ok(m) if m.len() > MAX_FILE_BYTES => {
+                    skipped.too_large.push(relative_path(root_path, path)?)
                 }
+                Ok(_) => source_files.push((path.to_path_buf(), language)),
+                Err(_) => {}
             }
-            _ => {}
         }
     }
     let root = root_path;
@@ -246,10 +224,10 @@ fn walk(root: &Root) -> Result<(Vec<SourceFile>, Skipped)> {
     let mut out = Vec::with_capacity(source_files.len());
     for (abs, language) in source_files {
         let rel = relative_path(root, &abs)?;
-        let module_path = if let Some((manifest, _)) = manifest_of(language) {
+        let module_path = if let Some(manifest) = language.manifest() {
             let (package_dir, package) = packages
                 .iter()
-                .find(|(m, dir, _)| *m == manifest && abs.starts_with(dir))
+                .find(|(m, dir, _)| *m == manifest.file_name && abs.starts_with(dir))
                 .map(|(_, d, n)| (d.as_path(), n.clone()))
                 .unwrap_or((root, fallback.clone()));
             let in_package = relative_path(package_dir, &abs)?;
@@ -269,7 +247,7 @@ fn walk(root: &Root) -> Result<(Vec<SourceFile>, Skipped)> {
 }
 
 /// The package name a manifest inside `root` declares, read through the gate.
-fn read_manifest(root: &Root, path: &Path, parse: NameParser) -> Option<String> {
+fn read_manifest(root: &Root, path: &Path, parse: fn(&str) -> Option<String>) -> Option<String> {
     let bytes = root.read(path, MAX_TEXT_BYTES).ok()?;
     parse(&String::from_utf8_lossy(&bytes))
 }
@@ -669,13 +647,14 @@ impl RefreshReport {
 
 /// The package a file belongs to: the nearest `manifest` (`Cargo.toml`, `go.mod`) that
 /// declares a name, between the file and the project root, else the root directory's name.
-fn package_of(root: &Root, file: &Path, manifest: &str, parse: NameParser) -> (PathBuf, String) {
+fn package_of(root: &Root, file: &Path, manifest: lang::Manifest) -> (PathBuf, String) {
     let mut dir = file.parent();
     while let Some(d) = dir {
         if !d.starts_with(root.path()) {
             break;
         }
-        if let Some(name) = read_manifest(root, &d.join(manifest), parse) {
+        if let Some(name) = read_manifest(root, &d.join(manifest.file_name), manifest.package_name)
+        {
             return (d.to_path_buf(), name);
         }
         dir = d.parent();
@@ -729,8 +708,8 @@ pub async fn refresh_files(
                 if unchanged {
                     continue;
                 }
-                let module_path = if let Some((manifest, parse)) = manifest_of(language) {
-                    let (package_dir, package) = package_of(&root, &abs, manifest, parse);
+                let module_path = if let Some(manifest) = language.manifest() {
+                    let (package_dir, package) = package_of(&root, &abs, manifest);
                     let in_package = relative_path(&package_dir, &abs)?;
                     language.module_path(&package, &in_package)
                 } else {

@@ -1,5 +1,8 @@
 //! Languages behind one trait: adding a language is adding a module here and a line in
-//! [`LANGUAGES`].
+//! [`LANGUAGES`]. Everything language-specific the rest of the host needs (extensions,
+//! the manifest that roots a package, the files that mark a project, the directories a
+//! walk skips, how a call reads as an edge) is a method of [`Language`]; no other module
+//! names a language.
 //!
 //! Every extractor produces the same [`FileSymbols`] as the Rust one: qualified names are
 //! joined with `::` whatever the language (`pkg::module::Class::method`), lines and columns
@@ -33,6 +36,34 @@ pub trait Language: Sync {
     fn extract_edited(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols {
         self.extract(source, module_path, path)
     }
+    /// The manifest that roots a package of this language (`Cargo.toml`, `go.mod`) and
+    /// names it; files of a language without one belong to the project's own package.
+    fn manifest(&self) -> Option<Manifest> {
+        None
+    }
+    /// Files whose presence makes a directory a project root of this language
+    /// (`pyproject.toml`, `package.json`), so a session started there indexes it unasked.
+    fn project_markers(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Directory names a walk never enters, whatever the ignore files say, because this
+    /// language's tools put dependencies or caches there (`node_modules`, `__pycache__`).
+    fn skipped_dirs(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Whether a plain call of an upper-case name constructs something (a tuple struct, a
+    /// variant, a class: `Some(x)`, `Parser()`); in Go an upper-case name is merely
+    /// exported, so there it is a call like any other.
+    fn upper_case_call_constructs(&self) -> bool {
+        true
+    }
+}
+
+/// A package manifest: its file name and how to read the package's name from its text.
+#[derive(Clone, Copy)]
+pub struct Manifest {
+    pub file_name: &'static str,
+    pub package_name: fn(&str) -> Option<String>,
 }
 
 impl std::fmt::Debug for dyn Language {
@@ -65,6 +96,45 @@ pub fn language_named(name: &str) -> Option<&'static dyn Language> {
     LANGUAGES.iter().copied().find(|l| l.name() == name)
 }
 
+/// The manifest called `file_name` of some language, if it is one.
+pub fn manifest_named(file_name: &str) -> Option<Manifest> {
+    LANGUAGES
+        .iter()
+        .filter_map(|l| l.manifest())
+        .find(|m| m.file_name == file_name)
+}
+
+/// The manifest of the language called `language`, if it has one.
+pub fn manifest_of(language: &str) -> Option<Manifest> {
+    language_named(language)?.manifest()
+}
+
+/// Every language's project markers, in [`LANGUAGES`] order.
+pub fn project_markers() -> impl Iterator<Item = &'static str> {
+    LANGUAGES
+        .iter()
+        .flat_map(|l| l.project_markers().iter().copied())
+}
+
+/// Whether some language's tools keep dependencies or caches in directories called `name`.
+pub fn is_skipped_dir_name(name: &str) -> bool {
+    LANGUAGES.iter().any(|l| l.skipped_dirs().contains(&name))
+}
+
+/// The edge a `call` / `method_call` reference to `name` is in a file of `language`
+/// (ADR 0013): `"instantiates"` for a plain call of an upper-case name where the
+/// language constructs that way, `"calls"` otherwise. The database reads call references
+/// as edges with this rule (`scryer_db::Db::edges_from` takes it).
+pub fn call_edge_kind(language: &str, site_kind: &str, name: &str) -> &'static str {
+    let upper = name.chars().next().is_some_and(char::is_uppercase);
+    let constructs = language_named(language).is_none_or(|l| l.upper_case_call_constructs());
+    if site_kind == "call" && upper && constructs {
+        "instantiates"
+    } else {
+        "calls"
+    }
+}
+
 /// Every extension handled by some language.
 pub fn supported_extensions() -> impl Iterator<Item = &'static str> {
     LANGUAGES
@@ -75,6 +145,44 @@ pub fn supported_extensions() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_of_an_upper_case_name_instantiates_except_in_go() {
+        assert_eq!(call_edge_kind("rust", "call", "Point"), "instantiates");
+        assert_eq!(call_edge_kind("python", "call", "Parser"), "instantiates");
+        assert_eq!(call_edge_kind("go", "call", "NewServer"), "calls");
+        assert_eq!(call_edge_kind("rust", "method_call", "Run"), "calls");
+        assert_eq!(call_edge_kind("rust", "call", "helper"), "calls");
+    }
+
+    #[test]
+    fn manifests_markers_and_skipped_dirs_come_from_the_languages() {
+        assert_eq!(
+            manifest_named("Cargo.toml").unwrap().file_name,
+            "Cargo.toml"
+        );
+        assert_eq!(
+            (manifest_named("go.mod").unwrap().package_name)("module example.com/x/v2\n"),
+            Some("x".into())
+        );
+        assert!(manifest_named("package.json").is_none());
+        assert!(manifest_of("python").is_none());
+        let markers: Vec<_> = project_markers().collect();
+        for m in [
+            "Cargo.toml",
+            "go.mod",
+            "pyproject.toml",
+            "setup.py",
+            "package.json",
+            "tsconfig.json",
+        ] {
+            assert!(markers.contains(&m), "{m}");
+        }
+        for d in ["node_modules", "__pycache__", ".venv"] {
+            assert!(is_skipped_dir_name(d), "{d}");
+        }
+        assert!(!is_skipped_dir_name("src"));
+    }
 
     #[test]
     fn picks_the_language_by_extension() {

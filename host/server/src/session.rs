@@ -24,16 +24,13 @@ use serde_json::{Map, Value};
 use crate::paths::{normalize, project_relative};
 use crate::{Server, SessionState, unknown_project};
 
-/// Files whose presence makes a directory a project root worth indexing unasked.
-const PROJECT_MARKERS: &[&str] = &[
-    "Cargo.toml",
-    ".git",
-    "go.mod",
-    "pyproject.toml",
-    "setup.py",
-    "package.json",
-    "tsconfig.json",
-];
+/// Whether `dir` holds a file that makes it a project root worth indexing unasked: a
+/// `.git`, or one of some language's markers (`Cargo.toml`, `pyproject.toml`, ...).
+fn has_project_marker(dir: &Path) -> bool {
+    std::iter::once(".git")
+        .chain(scryer_engine::lang::project_markers())
+        .any(|m| dir.join(m).exists())
+}
 
 fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, String> {
     match args.get(name) {
@@ -100,7 +97,7 @@ fn is_project_root(dir: &Path) -> bool {
     if dir.parent().is_none() || std::env::home_dir().is_some_and(|h| h == dir) {
         return false;
     }
-    dir.is_dir() && PROJECT_MARKERS.iter().any(|m| dir.join(m).exists())
+    dir.is_dir() && has_project_marker(dir)
 }
 
 impl Server {

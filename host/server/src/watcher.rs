@@ -1,6 +1,7 @@
 //! Keeps registered projects fresh while nobody asks: file events under a project root
-//! become re-parses of the changed Rust files, and a burst (a branch switch, a pull, a
-//! formatter run) becomes one parallel index run.
+//! become re-parses of the changed source files (every language `scryer_engine::lang`
+//! knows), and a burst (a branch switch, a pull, a formatter run) becomes one parallel
+//! index run.
 //!
 //! Directories are watched one by one (not recursively) after a walk that honours
 //! `.gitignore`, so a `target/` folder never costs inotify watches; a directory created

@@ -45,6 +45,22 @@ impl Language for Go {
         &["go"]
     }
 
+    fn manifest(&self) -> Option<super::Manifest> {
+        Some(super::Manifest {
+            file_name: "go.mod",
+            package_name: crate::indexer::go_module_name_of,
+        })
+    }
+
+    fn project_markers(&self) -> &'static [&'static str] {
+        &["go.mod"]
+    }
+
+    /// An upper-case name is exported, not constructed: `NewServer()` is a call.
+    fn upper_case_call_constructs(&self) -> bool {
+        false
+    }
+
     /// `pkg/util/strings.go` → `[package, pkg, util]`; `main.go` → `[package]`.
     fn module_path(&self, package: &str, relative_path: &str) -> Vec<String> {
         let normalized = relative_path.replace('\\', "/");

@@ -45,6 +45,15 @@ impl Language for Python {
         &["py", "pyi"]
     }
 
+    fn project_markers(&self) -> &'static [&'static str] {
+        &["pyproject.toml", "setup.py"]
+    }
+
+    /// Bytecode caches and the conventional virtual environment.
+    fn skipped_dirs(&self) -> &'static [&'static str] {
+        &["__pycache__", ".venv"]
+    }
+
     /// `a/b/c.py` → `[package, a, b, c]`; `a/b/__init__.py` → `[package, a, b]`.
     fn module_path(&self, package: &str, relative_path: &str) -> Vec<String> {
         let normalized = relative_path.replace('\\', "/");

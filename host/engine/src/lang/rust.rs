@@ -15,6 +15,17 @@ impl Language for Rust {
         &["rs"]
     }
 
+    fn manifest(&self) -> Option<super::Manifest> {
+        Some(super::Manifest {
+            file_name: "Cargo.toml",
+            package_name: crate::indexer::crate_name_of,
+        })
+    }
+
+    fn project_markers(&self) -> &'static [&'static str] {
+        &["Cargo.toml"]
+    }
+
     fn module_path(&self, package: &str, relative_path: &str) -> Vec<String> {
         rust_lang::module_path_for(package, relative_path)
     }

@@ -48,6 +48,14 @@ impl Language for TypeScript {
         &["ts", "tsx", "mts", "cts"]
     }
 
+    fn project_markers(&self) -> &'static [&'static str] {
+        &["package.json", "tsconfig.json"]
+    }
+
+    fn skipped_dirs(&self) -> &'static [&'static str] {
+        &["node_modules"]
+    }
+
     fn module_path(&self, package: &str, relative_path: &str) -> Vec<String> {
         module_path(package, relative_path)
     }
@@ -65,6 +73,14 @@ impl Language for JavaScript {
 
     fn extensions(&self) -> &'static [&'static str] {
         &["js", "jsx", "mjs", "cjs"]
+    }
+
+    fn project_markers(&self) -> &'static [&'static str] {
+        &["package.json"]
+    }
+
+    fn skipped_dirs(&self) -> &'static [&'static str] {
+        &["node_modules"]
     }
 
     fn module_path(&self, package: &str, relative_path: &str) -> Vec<String> {

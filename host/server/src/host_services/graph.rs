@@ -27,7 +27,11 @@ impl HostImpl {
     ) -> Result<Vec<Edge>, CallError> {
         let p = self.project(scope)?;
         let rows = self
-            .block(self.core.projects.db().edges_from(p.id, qualified_name))
+            .block(self.core.projects.db().edges_from(
+                p.id,
+                qualified_name,
+                scryer_engine::lang::call_edge_kind,
+            ))
             .map_err(internal)?;
         Ok(rows.into_iter().map(edge).collect())
     }
@@ -39,7 +43,11 @@ impl HostImpl {
     ) -> Result<Vec<Edge>, CallError> {
         let p = self.project(scope)?;
         let rows = self
-            .block(self.core.projects.db().edges_to(p.id, name))
+            .block(self.core.projects.db().edges_to(
+                p.id,
+                name,
+                scryer_engine::lang::call_edge_kind,
+            ))
             .map_err(internal)?;
         // A common name's edges are handed a window at a time (ADR 0024).
         let handed = scope.window.take(name, "edges", rows.len());

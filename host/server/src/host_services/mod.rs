@@ -134,9 +134,13 @@ impl HostImpl {
                     "{rel} is not a regular file (a link, FIFO, socket or device); only regular files are indexed"
                 )
             } else if on_disk.is_file() {
+                let accepted: Vec<String> = scryer_engine::lang::supported_extensions()
+                    .map(|ext| format!(".{ext}"))
+                    .collect();
                 format!(
-                    "{rel} exists but is not indexed in project `{}`: only Rust (.rs) files are indexed, and files ignored by .gitignore are skipped",
-                    project.slug
+                    "{rel} exists but is not indexed in project `{}`: files ending {} are indexed, and files ignored by .gitignore are skipped",
+                    project.slug,
+                    accepted.join(" ")
                 )
             } else if on_disk.is_dir() {
                 format!("{rel} is a directory; pass a file")
