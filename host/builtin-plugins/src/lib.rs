@@ -24,6 +24,15 @@ pub fn router(name: &str) -> Option<Vec<u8>> {
         .map(|(_, _, packed)| unpack(packed))
 }
 
+/// The component bytes of the first-party router `name`, decompressed: what a start
+/// needs only when the router's built-in native code does not fit its engine.
+///
+/// # Panics
+/// When `name` is not a first-party router (callers take names from [`names`]).
+pub fn component(name: &str) -> Vec<u8> {
+    router(name).unwrap_or_else(|| panic!("`{name}` is not a first-party router"))
+}
+
 /// (plugin name, grant set, component bytes) of every first-party router, in load order.
 pub fn routers() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     COMPRESSED

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use scryer_runtime::{Grants, Limits};
 use scryer_server::contract::{AlwaysLoad, Profile};
-use scryer_server::{Format, PluginSource, Server, ServerConfig, SessionOptions};
+use scryer_server::{ComponentBytes, Format, PluginSource, Server, ServerConfig, SessionOptions};
 
 /// mimalloc instead of glibc's allocator: the daemon builds large transient structures
 /// (a dependency crate's parse, a search index writer's arenas) and glibc kept the freed
@@ -189,11 +189,11 @@ fn first_query_wait() -> Result<Duration> {
 /// The built-in routers with their grant sets, then the `--plugin` files given (router
 /// grants), as `scryer serve` loads them.
 fn plugin_sources(extra: &[PathBuf]) -> Result<Vec<PluginSource>> {
-    let mut sources: Vec<PluginSource> = scryer_builtin_plugins::routers()
-        .into_iter()
-        .map(|(name, grant_set, wasm)| PluginSource {
+    let mut sources: Vec<PluginSource> = scryer_builtin_plugins::names()
+        .map(|(name, grant_set)| PluginSource {
             label: name.to_string(),
-            wasm,
+            // Decompressed only if the built-in native code does not fit this engine.
+            wasm: ComponentBytes::Deferred(scryer_builtin_plugins::component),
             grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
             precompiled: builtin_precompiled(name),
         })
@@ -201,7 +201,7 @@ fn plugin_sources(extra: &[PathBuf]) -> Result<Vec<PluginSource>> {
     for path in extra {
         sources.push(PluginSource {
             label: path.display().to_string(),
-            wasm: scryer_runtime::read_plugin_file(path)?,
+            wasm: ComponentBytes::Bytes(scryer_runtime::read_plugin_file(path)?),
             grants: Grants::router(),
             precompiled: None,
         });

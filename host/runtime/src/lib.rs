@@ -560,6 +560,24 @@ impl Runtime {
         precompiled::usable(&self.inner.engine, p).is_ok()
     }
 
+    /// Loads `precompiled` code without the component it was compiled from: for a
+    /// first-party router whose code fits this engine ([`Runtime::precompiled_usable`]).
+    /// Fails when the code does not load (then compile the component instead).
+    pub fn compile_precompiled(
+        &self,
+        label: &str,
+        precompiled: &Precompiled,
+    ) -> Result<Compiled, LoadError> {
+        let started = Instant::now();
+        let component = precompiled::load(&self.inner.engine, precompiled).map_err(|why| {
+            LoadError::Invalid {
+                plugin: label.to_string(),
+                reason: format!("the code built into the binary does not load: {why}"),
+            }
+        })?;
+        Ok(self.compiled(component, CacheOutcome::Embedded, None, started))
+    }
+
     /// Validates and compiles (or loads from the cache) a component without linking it,
     /// so its [`Requirements`] can be read before deciding what to grant.
     pub fn compile(&self, label: &str, wasm: &[u8]) -> Result<Compiled, LoadError> {
@@ -601,18 +619,29 @@ impl Runtime {
                 CacheOutcome::Disabled,
             ),
         };
+        Ok(self.compiled(component, cache_outcome, precompiled_unused, started))
+    }
+
+    /// A loaded component with what linking it needs to know of its imports and exports.
+    fn compiled(
+        &self,
+        component: Component,
+        cache_outcome: CacheOutcome,
+        precompiled_unused: Option<String>,
+        started: Instant,
+    ) -> Compiled {
         let ty = component.component_type();
         let engine = &self.inner.engine;
         let imports = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
         let exports = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
-        Ok(Compiled {
+        Compiled {
             component,
             cache_outcome,
             precompiled_unused,
             compile_time: started.elapsed(),
             imports,
             exports,
-        })
+        }
     }
 
     /// Links a compiled component against exactly `grants` (refusing it when it imports

@@ -99,10 +99,29 @@ impl SessionState {
 /// A plugin to load: its label (for errors), bytes, and grants.
 pub struct PluginSource {
     pub label: String,
-    pub wasm: Vec<u8>,
+    pub wasm: ComponentBytes,
     pub grants: Grants,
     /// Native code for `wasm` compiled at build time (the first-party routers).
     pub precompiled: Option<scryer_runtime::Precompiled>,
+}
+
+/// A plugin's component bytes, or how to get them: a first-party router whose native
+/// code built into the binary fits this engine never needs its component, so it is
+/// not decompressed at start (about 6 MB for the seven routers).
+pub enum ComponentBytes {
+    Bytes(Vec<u8>),
+    /// Produces the bytes when the component must be compiled after all.
+    Deferred(fn(&str) -> Vec<u8>),
+}
+
+impl ComponentBytes {
+    /// The bytes (`label` names the plugin to a deferred source).
+    fn get(self, label: &str) -> Vec<u8> {
+        match self {
+            ComponentBytes::Bytes(b) => b,
+            ComponentBytes::Deferred(f) => f(label),
+        }
+    }
 }
 
 pub struct ServerConfig {

@@ -433,6 +433,16 @@ async fn load_one(runtime: Runtime, source: PluginSource) -> anyhow::Result<Plug
     let compiler = runtime.clone();
     let compile_label = label.clone();
     let compiled = tokio::task::spawn_blocking(move || {
+        // Code built into the binary that fits this engine needs no component bytes;
+        // should it not load after all, the component is compiled as any other.
+        if let Some(p) = precompiled
+            .as_ref()
+            .filter(|p| compiler.precompiled_usable(p))
+            && let Ok(compiled) = compiler.compile_precompiled(&compile_label, p)
+        {
+            return Ok(compiled);
+        }
+        let wasm = wasm.get(&compile_label);
         compiler.compile_with(&compile_label, &wasm, precompiled.as_ref())
     })
     .await

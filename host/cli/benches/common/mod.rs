@@ -4,15 +4,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use scryer_runtime::{Grants, Limits};
-use scryer_server::{PluginSource, Server, ServerConfig};
+use scryer_server::{ComponentBytes, PluginSource, Server, ServerConfig};
 
 /// Starts a server whose database and compile cache live in `dir`, without a watcher.
 pub async fn start_server(dir: &Path) -> anyhow::Result<Server> {
-    let plugins = scryer_builtin_plugins::routers()
-        .into_iter()
-        .map(|(name, grant_set, wasm)| PluginSource {
+    let plugins = scryer_builtin_plugins::names()
+        .map(|(name, grant_set)| PluginSource {
             label: name.to_string(),
-            wasm,
+            wasm: ComponentBytes::Deferred(scryer_builtin_plugins::component),
             grants: Grants::for_set(grant_set).expect("built-in routers name a known grant set"),
             precompiled: scryer_builtin_plugins::precompiled(name)
                 .map(|(engine, code)| scryer_runtime::Precompiled { engine, code }),
