@@ -258,7 +258,26 @@ async fn start_server(
     .await
 }
 
+/// No transparent huge pages for this process. mimalloc advises huge pages on its arenas,
+/// and a serving process returns freed memory at once ([`purge_freed_memory_at_once`]):
+/// every reuse of a purged range then faulted in a 2 MiB page and zeroed it. At start that
+/// zeroing was over half of the daemon's CPU (`perf`: `clear_page_erms` 58 %), and the
+/// daemon's start took about twice as long (docs/learnings/startup.md, 2026-12-02). The
+/// flag holds for every mapping of the process, including those advised before `main`.
+fn no_transparent_huge_pages() {
+    // SAFETY: PR_SET_THP_DISABLE takes integer arguments and touches no memory of ours.
+    let rc = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    if rc != 0 {
+        // Older kernels: huge pages stay allowed, which is slower, not wrong.
+        tracing::debug!(
+            "PR_SET_THP_DISABLE refused: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 fn main() -> std::process::ExitCode {
+    no_transparent_huge_pages();
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
