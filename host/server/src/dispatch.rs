@@ -159,7 +159,7 @@ impl Server {
             // The tool's own words for the argument ("e.g. docs/adr/0003-x.md").
             let described = schema
                 .and_then(|s| s["properties"][*name]["description"].as_str())
-                .map(|d| format!("; `{name}`: {d}"))
+                .map(|d| format!("; the tool describes `{name}` as: {d}"))
                 .unwrap_or_default();
             return Err(format!(
                 "`{name}` {shown:?} is outside the project root {} (project `{}`): {}; accepted: a path inside the project, relative to its root or absolute under it, or under the sources of one of its dependency crates{described}",
@@ -489,6 +489,72 @@ fn host_notes(notes: &[String], refreshed: &[String], remarks: &[String]) -> Vec
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A path into a dependency crate's sources passes the host's check; one elsewhere
+    /// outside the root is refused naming the argument, how and what is accepted.
+    #[tokio::test]
+    async fn path_arguments_may_lead_into_dependency_sources_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (root, krate) = (base.join("proj"), base.join("registry/foo-1.0.0"));
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(krate.join("src")).unwrap();
+        let db_path = base.join("index.db");
+        let project = {
+            let db = scryer_db::Db::open(&db_path).await.unwrap();
+            let p = db
+                .register_project(&root.to_string_lossy(), None)
+                .await
+                .unwrap();
+            db.finish_index_run(p.id, 1, None).await.unwrap();
+            let record = scryer_db::DependencyRecord {
+                name: "foo".into(),
+                version: "1.0.0".into(),
+                source_root: Some(krate.to_string_lossy().into_owned()),
+                note: None,
+            };
+            db.record_project_dependencies(p.id, &[record])
+                .await
+                .unwrap();
+            p
+        };
+        let server = crate::Server::start(crate::ServerConfig {
+            db_path,
+            compile_cache: None,
+            limits: scryer_runtime::Limits::default(),
+            plugins: vec![],
+            first_query_wait: std::time::Duration::from_secs(5),
+            watch_files: false,
+        })
+        .await
+        .unwrap();
+        let check = |v: Value| {
+            let args = v.as_object().unwrap().clone();
+            let server = &server;
+            let project = &project;
+            async move { server.check_path_arguments(project, &args, None).await }
+        };
+        let in_dep = krate.join("src/lib.rs");
+        assert_eq!(
+            check(json!({"file_path": in_dep.to_str().unwrap()})).await,
+            Ok(())
+        );
+        assert_eq!(check(json!({"path": "src/new.rs"})).await, Ok(()));
+        let elsewhere = base.join("registry/bar-1.0.0/src/lib.rs");
+        let e = check(json!({"file_path": elsewhere.to_str().unwrap()}))
+            .await
+            .unwrap_err();
+        assert!(
+            e.starts_with("`file_path`")
+                && e.contains("it is an absolute path elsewhere")
+                && e.contains("accepted:"),
+            "{e}"
+        );
+        let e = check(json!({"path": "../registry/foo-1.0.0/../x"}))
+            .await
+            .unwrap_err();
+        assert!(e.starts_with("`path`") && e.contains("climbs out"), "{e}");
+    }
 
     #[test]
     fn host_arguments_are_coerced_and_checked() {
