@@ -3,7 +3,8 @@
 //! `delete_project`. After each kill: the database file passes `PRAGMA
 //! integrity_check` (opened by the test while no daemon runs), nothing was set aside as
 //! damaged, and after the restart every ADR file has its row and every row its file,
-//! the project is either ready or visibly indexing, and the next `find_references`
+//! the project is either ready or visibly indexing (`indexing`, or `stale` while an
+//! interrupted re-index is redone), and the next `find_references`
 //! answers the exact count of the checked-out branch.
 //!
 //! `SCRYER_CRASH_MOMENTS` (default 6; the long run is 50) and `SCRYER_CRASH_SEED`
@@ -249,8 +250,10 @@ impl Storm {
                 .call_json("get_indexing_status", json!({"project": self.root_str()}))
                 .await;
             let state = status["state"].as_str().unwrap_or("").to_string();
+            // `stale`: an interrupted re-index (a branch switch) is being redone over the
+            // previous index, which is visible as such.
             assert!(
-                state == "ready" || state == "indexing",
+                ["ready", "indexing", "stale"].contains(&state.as_str()),
                 "{what}: state {state}: {status}"
             );
         }
@@ -285,10 +288,21 @@ impl Storm {
                 json!({"project": self.root_str(), "limit": 50}),
             )
             .await;
+        // Answers never carry an empty list (the SDK's compact JSON drops it): no ADR
+        // left is no `items`, with `total: 0` and a note saying the project has none.
+        if adrs.get("items").is_none() {
+            assert_eq!(adrs["total"], 0, "{what}: {adrs}");
+            assert!(
+                adrs["notes"]
+                    .to_string()
+                    .contains("record one with record_adr"),
+                "{what}: an empty list is explained: {adrs}"
+            );
+        }
         let rows: BTreeSet<u64> = adrs["items"]
             .as_array()
-            .unwrap()
-            .iter()
+            .into_iter()
+            .flatten()
             .filter(|i| i["kind"].as_str().is_none_or(|k| k == "adr"))
             .filter_map(|i| i["number"].as_u64())
             .collect();
@@ -302,7 +316,6 @@ impl Storm {
 }
 
 #[tokio::test]
-#[ignore = "query_adrs without query or path answers no items list; found failing when the round was merged; the expectation or the product is to be fixed (issue 19)"]
 async fn the_daemon_killed_at_random_moments_loses_nothing() {
     let moments = env_or("SCRYER_CRASH_MOMENTS", 6);
     let seed = env_or("SCRYER_CRASH_SEED", 19);
@@ -344,7 +357,6 @@ type Damage = (&'static str, fn(&Path));
 /// damaged one is kept with a note, the project can be indexed again, and doctor says
 /// what happened.
 #[tokio::test]
-#[ignore = "a file zeroed in the middle passes the start check; found failing when the round was merged; the expectation or the product is to be fixed (issue 19)"]
 async fn a_damaged_database_is_kept_aside_and_rebuilt() {
     let (_tmp, root) = support::fixture_copy("workspace");
     let damages: [Damage; 3] = [
@@ -372,9 +384,17 @@ async fn a_damaged_database_is_kept_aside_and_rebuilt() {
         client.stop().await;
         let _ = env.command(&["daemon", "stop"]).output();
         if i == 2 {
+            // A newer build's daemon, exiting cleanly, leaves its stamp in the file.
             let db = scryer_db::Db::open(&env.db).await.unwrap();
             db.stamp_schema_version(999).await.unwrap();
+            db.checkpoint().await.unwrap();
         } else {
+            // The daemon's clean stop folded the WAL into the file: the damage is to
+            // the whole database, not to a header in front of a log.
+            assert!(
+                std::fs::metadata(env.db.with_extension("db-wal")).map_or(true, |m| m.len() == 0),
+                "{what}: the stopped daemon left a WAL with frames"
+            );
             damage(&env.db);
         }
         let _ = std::fs::remove_file(env.db.with_extension("db-wal"));

@@ -50,11 +50,13 @@ const ACCEPTED_WORDS: &[&str] = &[
     "remove it",
 ];
 
-/// Answers of the battery that are not yet a clear refusal (counted on 2026-12-01,
-/// docs/learnings/reliability.md, "Open"): read tools treat a `file_path` that leads
-/// out as a hint and answer from the name; some messages do not say what is accepted.
-/// The number may only go down.
-const KNOWN_UNCLEAR: usize = 100;
+/// Cases answered on purpose without an error, each with the reason: `search_symbols`
+/// takes free text, cut to its first 4096 bytes with a note saying so
+/// (tests/search_tools.rs), and reads control characters as word separators.
+const ANSWERED_ON_PURPOSE: &[(&str, &str)] = &[
+    ("search_symbols", "a 1 MB string"),
+    ("search_symbols", "control characters"),
+];
 
 /// `<tmp>/demo` (the fixture crate with an ADR and a link leading out) and
 /// `<tmp>/outside` (a file no call may read, change or delete).
@@ -119,11 +121,16 @@ fn valid_value(name: &str, root: &Path) -> Value {
     }
 }
 
+/// The required arguments, and `symbol` where a schema requires "one of `symbol` or
+/// `symbols`" in words (inspect_symbol), so that a case's error is about its argument.
 fn base_args(schema: &Value, root: &Path) -> Map<String, Value> {
     let mut args = Map::new();
     for r in schema["required"].as_array().into_iter().flatten() {
         let name = r.as_str().unwrap();
         args.insert(name.to_string(), valid_value(name, root));
+    }
+    if args.is_empty() && schema["properties"].get("symbols").is_some() {
+        args.insert("symbol".into(), valid_value("symbol", root));
     }
     args
 }
@@ -162,7 +169,13 @@ fn path_escapes(root: &Path, outside: &Path) -> Vec<(String, String)> {
 }
 
 /// Wrong values for one property of a published schema, each with a description.
-fn wrong_values(name: &str, spec: &Value, root: &Path, outside: &Path) -> Vec<(Value, String)> {
+fn wrong_values(
+    name: &str,
+    spec: &Value,
+    required: bool,
+    root: &Path,
+    outside: &Path,
+) -> Vec<(Value, String)> {
     let mut out = Vec::new();
     match spec["type"].as_str().unwrap_or("") {
         "string" => {
@@ -203,7 +216,12 @@ fn wrong_values(name: &str, spec: &Value, root: &Path, outside: &Path) -> Vec<(V
             json!("definitely-not-a-choice"),
             "an enum value not offered".into(),
         ));
-        out.push((json!(""), "an empty enum value".into()));
+        // An empty string is an absent argument for every router (the SDK's `Args`), so
+        // `""` for an optional enum is a valid call: `record_adr` with `status: ""`
+        // records a `proposed` ADR. Only a required one must be refused.
+        if required {
+            out.push((json!(""), "an empty enum value".into()));
+        }
     }
     if name == "project" {
         out.push((
@@ -230,12 +248,7 @@ fn cases(tools: &[rmcp::model::Tool], root: &Path, outside: &Path) -> Vec<Case> 
             out.push(Case {
                 tool: t.name.to_string(),
                 args: json!({}),
-                names: schema["required"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.as_str().unwrap().to_string())
-                    .collect(),
+                names: base.keys().cloned().collect(),
                 what: "no arguments where some are required".into(),
             });
         }
@@ -243,7 +256,10 @@ fn cases(tools: &[rmcp::model::Tool], root: &Path, outside: &Path) -> Vec<Case> 
             continue;
         };
         for (name, spec) in props {
-            for (value, what) in wrong_values(name, spec, root, outside) {
+            let required = schema["required"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|r| r == name));
+            for (value, what) in wrong_values(name, spec, required, root, outside) {
                 if t.name == "index_workspace" && name == "path" && !what.contains("1 MB") {
                     // index_workspace takes any directory; its own cases follow below.
                     continue;
@@ -303,7 +319,6 @@ fn judge(case: &Case, text: &str, is_error: bool) -> Result<(), String> {
 }
 
 #[tokio::test]
-#[ignore = "one hostile record_adr call was accepted and wrote docs/adr/0002-a-title.md; found failing when the round was merged; the expectation or the product is to be fixed (issue 19)"]
 async fn every_hostile_call_is_refused_clearly_and_nothing_is_written() {
     let (_tmp, root, outside) = layout();
     let s = Scryer::start(&[], &[]).await;
@@ -324,7 +339,12 @@ async fn every_hostile_call_is_refused_clearly_and_nothing_is_written() {
             case.tool,
             case.what
         );
-        if let Err(why) = judge(case, &text, is_error) {
+        let on_purpose = ANSWERED_ON_PURPOSE
+            .iter()
+            .any(|(tool, what)| case.tool == *tool && case.what == *what && !is_error);
+        if let Err(why) =
+            judge(case, &text, is_error).or_else(|e| if on_purpose { Ok(()) } else { Err(e) })
+        {
             failures.push(format!("{} with {}: {why}", case.tool, case.what));
         }
         let (alive, is_error) = s.call("list_projects", json!({})).await;
@@ -343,7 +363,7 @@ async fn every_hostile_call_is_refused_clearly_and_nothing_is_written() {
         failures.join("\n")
     );
     assert!(
-        failures.len() <= KNOWN_UNCLEAR,
+        failures.is_empty(),
         "{} of {} calls were not refused clearly:\n{}",
         failures.len(),
         cases.len(),

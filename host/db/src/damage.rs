@@ -80,6 +80,15 @@ impl Db {
         Ok(())
     }
 
+    /// Folds the write-ahead log into the database file and empties it (`PRAGMA
+    /// wal_checkpoint(TRUNCATE)`): after a clean exit the file alone is the database.
+    pub async fn checkpoint(&self) -> Result<()> {
+        let conn = self.connect().await?;
+        let mut rows = conn.query("PRAGMA wal_checkpoint(TRUNCATE)", ()).await?;
+        while rows.next().await?.is_some() {}
+        Ok(())
+    }
+
     /// `PRAGMA integrity_check` in full: every complaint (empty when the file is sound).
     pub async fn integrity_check(&self) -> Result<Vec<String>> {
         let conn = self.connect().await?;
@@ -229,6 +238,43 @@ mod tests {
         assert!(aside.is_none());
         assert_eq!(db.projects().await.unwrap().len(), 1);
         assert!(kept_aside(&path).is_empty());
+    }
+
+    /// Pages zeroed inside a table's b-tree (not the schema's first page) are found by
+    /// the start check, and the file is kept aside.
+    #[tokio::test]
+    async fn pages_zeroed_inside_a_table_are_found_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        {
+            let db = Db::open(&path).await.unwrap();
+            let conn = db.connect().await.unwrap();
+            conn.execute("CREATE TABLE filler(id INTEGER PRIMARY KEY, body TEXT)", ())
+                .await
+                .unwrap();
+            for i in 0..3_000 {
+                conn.execute(
+                    "INSERT INTO filler(id, body) VALUES (?1, ?2)",
+                    (i, "x".repeat(400)),
+                )
+                .await
+                .unwrap();
+            }
+            db.checkpoint().await.unwrap();
+        }
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert!(len > 200 * 4096, "{len}");
+        {
+            use std::io::{Seek, SeekFrom, Write};
+            let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.seek(SeekFrom::Start(len / 2)).unwrap();
+            f.write_all(&vec![0u8; 8 * 4096]).unwrap();
+        }
+        let (db, aside) = reopen(&path).await;
+        let aside = aside.expect("the damage is found");
+        assert!(aside.kept.exists());
+        assert!(db.projects().await.unwrap().is_empty());
+        assert_eq!(kept_aside(&path).len(), 1);
     }
 
     #[tokio::test]

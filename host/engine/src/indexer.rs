@@ -268,12 +268,8 @@ pub fn relative_path(root: &Path, path: &Path) -> Result<String> {
 /// `edited`: the file changed since it was indexed (a refresh), not a run over the tree.
 fn parse_file(file: &SourceFile, bytes: &[u8], hash: String, edited: bool) -> FileWrite {
     let source = String::from_utf8_lossy(bytes);
-    let extracted: FileSymbols = if edited {
-        file.language
-            .extract_edited(&source, &file.module_path, &file.rel)
-    } else {
-        file.language.extract(&source, &file.module_path, &file.rel)
-    };
+    let extracted: FileSymbols =
+        crate::lang::extract_file(file.language, &source, &file.module_path, &file.rel, edited);
     // The extractor's own edges; those at call sites are the call references, read as
     // edges by the database (ADR 0013).
     let edges = extracted

@@ -81,6 +81,31 @@ pub static LANGUAGES: &[&dyn Language] = &[
     &go::Go,
 ];
 
+/// The rows of one file in `lang`, the only way indexing extracts a file: a source
+/// nested deeper than [`crate::file_limits::MAX_NESTING`] is not walked (the extractors
+/// recurse over the syntax tree, and a hostile file 20,000 brackets deep overflowed a
+/// worker's stack), and is stored with no rows and a parse error, whatever its language.
+/// `edited`: the file changed since it was indexed (see [`Language::extract_edited`]).
+pub fn extract_file(
+    lang: &dyn Language,
+    source: &str,
+    module_path: &[String],
+    path: &str,
+    edited: bool,
+) -> FileSymbols {
+    if crate::file_limits::too_deeply_nested(source) {
+        return FileSymbols {
+            has_parse_errors: true,
+            ..FileSymbols::default()
+        };
+    }
+    if edited {
+        lang.extract_edited(source, module_path, path)
+    } else {
+        lang.extract(source, module_path, path)
+    }
+}
+
 /// The language of a file, by its extension.
 pub fn language_for(path: &str) -> Option<&'static dyn Language> {
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
@@ -145,6 +170,26 @@ pub fn supported_extensions() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One nesting guard for every language, before any extractor walks the tree.
+    #[test]
+    fn a_source_nested_past_the_limit_is_not_walked_in_any_language() {
+        let depth = crate::file_limits::MAX_NESTING * 20;
+        for l in LANGUAGES {
+            let path = format!("deep.{}", l.extensions()[0]);
+            let module = l.module_path("demo", &path);
+            let src = format!("x = {}1{}\n", "(".repeat(depth), ")".repeat(depth));
+            for edited in [false, true] {
+                let f = extract_file(*l, &src, &module, &path, edited);
+                assert!(f.has_parse_errors, "{}", l.name());
+                assert!(
+                    f.definitions.is_empty() && f.references.is_empty(),
+                    "{}",
+                    l.name()
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_call_of_an_upper_case_name_instantiates_except_in_go() {

@@ -56,13 +56,16 @@ fn codeish() -> impl Strategy<Value = String> {
     prop::collection::vec(token, 0..200).prop_map(|v| v.concat())
 }
 
+/// Every language's extraction as indexing runs it (`lang::extract_file`, where the
+/// nesting guard is), for a whole run and for an edited file.
 fn extract_everywhere(source: &str) {
     for lang in LANGUAGES {
         let ext = lang.extensions()[0];
         let path = format!("src/fuzz.{ext}");
         let module = lang.module_path("fuzz", &path);
-        let _ = lang.extract(source, &module, &path);
-        let _ = lang.extract_edited(source, &module, &path);
+        for edited in [false, true] {
+            let _ = scryer_engine::lang::extract_file(*lang, source, &module, &path, edited);
+        }
     }
 }
 

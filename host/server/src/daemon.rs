@@ -742,6 +742,13 @@ where
             let _ = std::fs::remove_dir(&shared.paths.dir);
         }
     }
+    if exit != Exit::DatabaseGone {
+        // A clean exit leaves one self-contained file: the WAL folded into it, so a copy,
+        // a backup or the start check of the next daemon sees the whole database.
+        if let Err(e) = shared.server.core.projects.db().checkpoint().await {
+            tracing::warn!(error = %format!("{e:#}"), "checkpointing the database at exit failed");
+        }
+    }
     tracing::info!(reason = ?exit, "daemon exiting");
     Ok(exit)
 }

@@ -7,7 +7,9 @@
 use std::path::Path;
 
 use scryer_db::ProjectRow;
-use scryer_runtime::wit::{AnswerContext, CallContext, HostNote, OutputFormat, Project};
+use scryer_runtime::wit::{
+    AnswerContext, CallContext, HostNote, HostParameter, OutputFormat, Project,
+};
 use scryer_runtime::{CallFailure, CallScope};
 use serde_json::{Map, Value};
 
@@ -88,6 +90,10 @@ fn host_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a s
     }
 }
 
+/// The arguments that name a place in the call's project, for a tool whose answer is
+/// about one project (it publishes `project`): checked by the host for every router.
+const PATH_ARGUMENTS: &[&str] = &["file_path", "path"];
+
 impl Server {
     /// Answers one tool call for a session. Never fails: every problem becomes an
     /// error answer that names it.
@@ -124,6 +130,57 @@ impl Server {
             recorder.record(crate::telemetry::PendingRow { row, count_text });
         }
         outcome
+    }
+
+    /// Refuses a path argument that leads out of `project`: `..` climbing out, an
+    /// absolute path elsewhere, a link inside the root pointing out, `/proc`, a device.
+    /// A path into the sources of one of the project's dependency crates is accepted
+    /// (answers name those files by absolute path).
+    async fn check_path_arguments(
+        &self,
+        project: &ProjectRow,
+        args: &Map<String, Value>,
+        schema: Option<&Value>,
+    ) -> Result<(), String> {
+        let root = Path::new(&project.root);
+        for name in PATH_ARGUMENTS {
+            let Ok(Some(raw)) = host_str(args, name) else {
+                continue;
+            };
+            let Err(escape) = crate::paths::escape(root, raw) else {
+                continue;
+            };
+            if let Some(to) = &escape.resolved
+                && self.in_dependency_sources(project.id, to).await
+            {
+                continue;
+            }
+            let shown: String = raw.chars().take(200).collect();
+            // The tool's own words for the argument ("e.g. docs/adr/0003-x.md").
+            let described = schema
+                .and_then(|s| s["properties"][*name]["description"].as_str())
+                .map(|d| format!("; the tool describes `{name}` as: {d}"))
+                .unwrap_or_default();
+            return Err(format!(
+                "`{name}` {shown:?} is outside the project root {} (project `{}`): {}; accepted: a path inside the project, relative to its root or absolute under it, or under the sources of one of its dependency crates{described}",
+                project.root, project.slug, escape.how,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `path` lies in the registry sources of a crate `project_id` locks.
+    async fn in_dependency_sources(&self, project_id: i64, path: &Path) -> bool {
+        let Ok(crates) = self.core.projects.db().dependency_indexes(project_id).await else {
+            return false;
+        };
+        crates
+            .iter()
+            .filter_map(|c| c.source_root.as_deref())
+            .any(|r| {
+                let r = std::fs::canonicalize(r).unwrap_or_else(|_| r.into());
+                path.starts_with(r)
+            })
     }
 
     async fn answer_tool_call(
@@ -192,6 +249,14 @@ impl Server {
             Err(e) => return CallOutcome::error(with_remarks(e, &remarks)),
         };
         measured.project_id = project.as_ref().map(|p| p.id);
+        if let Some(p) = &project
+            && traits.host_parameters.contains(&HostParameter::Project)
+            && let Err(e) = self
+                .check_path_arguments(p, &args, self.registry.schema(name))
+                .await
+        {
+            return CallOutcome::error(with_remarks(format!("invalid argument: {e}"), &remarks));
+        }
         // Writing calls run one at a time per project, across sessions: `record_adr`
         // reserves a number (its row) and creates the file exclusively with nothing
         // between them, and a `delete_adr` cannot interleave.
@@ -424,6 +489,72 @@ fn host_notes(notes: &[String], refreshed: &[String], remarks: &[String]) -> Vec
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A path into a dependency crate's sources passes the host's check; one elsewhere
+    /// outside the root is refused naming the argument, how and what is accepted.
+    #[tokio::test]
+    async fn path_arguments_may_lead_into_dependency_sources_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (root, krate) = (base.join("proj"), base.join("registry/foo-1.0.0"));
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(krate.join("src")).unwrap();
+        let db_path = base.join("index.db");
+        let project = {
+            let db = scryer_db::Db::open(&db_path).await.unwrap();
+            let p = db
+                .register_project(&root.to_string_lossy(), None)
+                .await
+                .unwrap();
+            db.finish_index_run(p.id, 1, None).await.unwrap();
+            let record = scryer_db::DependencyRecord {
+                name: "foo".into(),
+                version: "1.0.0".into(),
+                source_root: Some(krate.to_string_lossy().into_owned()),
+                note: None,
+            };
+            db.record_project_dependencies(p.id, &[record])
+                .await
+                .unwrap();
+            p
+        };
+        let server = crate::Server::start(crate::ServerConfig {
+            db_path,
+            compile_cache: None,
+            limits: scryer_runtime::Limits::default(),
+            plugins: vec![],
+            first_query_wait: std::time::Duration::from_secs(5),
+            watch_files: false,
+        })
+        .await
+        .unwrap();
+        let check = |v: Value| {
+            let args = v.as_object().unwrap().clone();
+            let server = &server;
+            let project = &project;
+            async move { server.check_path_arguments(project, &args, None).await }
+        };
+        let in_dep = krate.join("src/lib.rs");
+        assert_eq!(
+            check(json!({"file_path": in_dep.to_str().unwrap()})).await,
+            Ok(())
+        );
+        assert_eq!(check(json!({"path": "src/new.rs"})).await, Ok(()));
+        let elsewhere = base.join("registry/bar-1.0.0/src/lib.rs");
+        let e = check(json!({"file_path": elsewhere.to_str().unwrap()}))
+            .await
+            .unwrap_err();
+        assert!(
+            e.starts_with("`file_path`")
+                && e.contains("it is an absolute path elsewhere")
+                && e.contains("accepted:"),
+            "{e}"
+        );
+        let e = check(json!({"path": "../registry/foo-1.0.0/../x"}))
+            .await
+            .unwrap_err();
+        assert!(e.starts_with("`path`") && e.contains("climbs out"), "{e}");
+    }
 
     #[test]
     fn host_arguments_are_coerced_and_checked() {

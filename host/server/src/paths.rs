@@ -28,6 +28,49 @@ pub fn project_relative(root: &Path, raw: &str) -> Result<String, String> {
         .join("/"))
 }
 
+/// How a path argument leads out of a project root.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Escape {
+    /// Where it leads (links resolved when it exists); `None` when it cannot be placed.
+    pub resolved: Option<PathBuf>,
+    /// How it leads out, in words: "it climbs out with `..`", ...
+    pub how: &'static str,
+}
+
+/// Whether `raw` (absolute, a `file://` URL, or relative to `root`) names a place inside
+/// `root`, lexically and with links resolved; how it leads out otherwise.
+pub fn escape(root: &Path, raw: &str) -> Result<(), Escape> {
+    if raw.contains('\0') {
+        return Err(Escape {
+            resolved: None,
+            how: "it contains a NUL byte, which no path holds",
+        });
+    }
+    let raw = raw.strip_prefix("file://").unwrap_or(raw);
+    let absolute = Path::new(raw).is_absolute();
+    let Some(normal) = normalize(&root.join(raw)) else {
+        return Err(Escape {
+            resolved: None,
+            how: "it climbs out with `..`",
+        });
+    };
+    let resolved = std::fs::canonicalize(&normal).unwrap_or_else(|_| normal.clone());
+    if resolved.starts_with(root) {
+        return Ok(());
+    }
+    let how = if normal.starts_with(root) {
+        "it leads out through a link"
+    } else if absolute {
+        "it is an absolute path elsewhere"
+    } else {
+        "it climbs out with `..`"
+    };
+    Err(Escape {
+        resolved: Some(resolved),
+        how,
+    })
+}
+
 /// `raw` relative to `root` without resolving links: where a file that became a link
 /// out of the root was, so its stale rows can be dropped. `None` if it climbs out.
 pub fn lexical_relative(root: &Path, raw: &str) -> Option<String> {
@@ -77,6 +120,32 @@ mod tests {
         assert_eq!(
             project_relative(root, "/nonexistent-root/proj/src/a.rs").unwrap(),
             "src/a.rs"
+        );
+    }
+
+    #[test]
+    fn escapes_say_how_they_lead_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("proj");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(base.join("secret.rs"), "").unwrap();
+        std::os::unix::fs::symlink(base.join("secret.rs"), root.join("src/out.rs")).unwrap();
+        assert_eq!(escape(&root, "src/lib.rs"), Ok(()));
+        assert_eq!(escape(&root, "src/new/dir"), Ok(()));
+        assert_eq!(escape(&root, root.join("src").to_str().unwrap()), Ok(()));
+        let how = |raw: &str| escape(&root, raw).unwrap_err().how;
+        assert_eq!(how("../secret.rs"), "it climbs out with `..`");
+        assert_eq!(how("src/../../secret.rs"), "it climbs out with `..`");
+        assert_eq!(how("src/out.rs"), "it leads out through a link");
+        assert_eq!(how("/etc/passwd"), "it is an absolute path elsewhere");
+        assert_eq!(
+            how("file:///proc/self/environ"),
+            "it is an absolute path elsewhere"
+        );
+        assert_eq!(
+            how("src/a\0.rs"),
+            "it contains a NUL byte, which no path holds"
         );
     }
 

@@ -37,6 +37,7 @@
 
 pub mod bm25;
 pub mod date;
+pub mod frontmatter;
 pub mod globs;
 pub mod parse;
 pub mod text;

@@ -1,12 +1,12 @@
-//! One Markdown document into its parts: YAML frontmatter (gray_matter) and the
-//! document's sections (pulldown-cmark).
+//! One Markdown document into its parts: YAML frontmatter (found by gray_matter, read by
+//! `frontmatter`) and the document's sections (pulldown-cmark).
 //!
 //! Title: frontmatter `title`, else the first level-1 heading, else the file name.
 //! Sections are found by heading text: "Decision", "Context" (or "Background",
 //! "Problem"), "Consequences" (or "Implications"), "Status"; a section runs until the next
 //! heading of the same or a higher level. Everything else is the body.
 
-use gray_matter::engine::{Engine, YAML};
+use gray_matter::engine::Engine;
 use gray_matter::{Matter, Pod};
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
@@ -28,13 +28,14 @@ pub struct Parsed {
     pub warnings: Vec<String>,
 }
 
-/// gray_matter's YAML engine, made lenient: broken frontmatter must not hide the rest of
-/// the document. The error is recovered afterwards from the raw matter.
-struct LenientYaml;
+/// gray_matter only finds the frontmatter; [`crate::frontmatter`] reads it, with alias
+/// expansion bounded (gray_matter's YAML engine copies every alias and never finishes
+/// on an alias bomb).
+struct SplitOnly;
 
-impl Engine for LenientYaml {
-    fn parse(content: &str) -> gray_matter::Result<Pod> {
-        Ok(YAML::parse(content).unwrap_or(Pod::Null))
+impl Engine for SplitOnly {
+    fn parse(_content: &str) -> gray_matter::Result<Pod> {
+        Ok(Pod::Null)
     }
 }
 
@@ -118,17 +119,13 @@ fn level_num(l: HeadingLevel) -> u8 {
 pub fn parse_document(text: &str) -> Parsed {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Parsed::default();
-    let matter = Matter::<LenientYaml>::new();
+    let matter = Matter::<SplitOnly>::new();
     let (content, data) = match matter.parse::<Pod>(text) {
+        Ok(entity) if entity.matter.is_empty() => (entity.content, None),
         Ok(entity) => {
-            if !entity.matter.is_empty()
-                && let Err(e) = YAML::parse(&entity.matter)
-            {
-                out.warnings.push(format!(
-                    "frontmatter is not valid YAML ({e}); read as plain Markdown"
-                ));
-            }
-            (entity.content, entity.data)
+            let (data, warning) = crate::frontmatter::read(&entity.matter);
+            out.warnings.extend(warning);
+            (entity.content, data)
         }
         // Only the engine can fail, and ours does not; keep the text whole regardless.
         Err(e) => {

@@ -472,3 +472,48 @@ fn invariants_add_a_text_match_normalised_to_three() {
     assert!(got[0].score > 0.5 && got[0].score <= 3.0, "{got:?}");
     assert_eq!(got[0].reason, "text: purge, decision, rows, stale");
 }
+
+/// An ADR whose frontmatter is an alias bomb is read (title, number) with a warning, and
+/// the ADRs beside it are read as usual.
+#[test]
+fn an_alias_bomb_adr_is_read_with_a_warning_and_its_neighbours_are_untouched() {
+    let mut bomb =
+        String::from("---\nnumber: 4\ntitle: Bomb\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let prev = format!("*a{}", i - 1);
+        bomb.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            [prev.as_str(); 10].join(", ")
+        ));
+    }
+    bomb.push_str("---\n\n# Bomb\n\n## Decision\n\nNone.\n");
+    let c = Corpus::build(
+        vec![
+            doc("docs/adr/0004-bomb.md", &bomb),
+            doc(
+                "docs/adr/0005-next.md",
+                &adr(
+                    5,
+                    "Next one",
+                    "accepted",
+                    "2026-03-01",
+                    &[],
+                    "Keep.",
+                    "Why.",
+                ),
+            ),
+        ],
+        vec![],
+    );
+    assert_eq!(c.decisions.len(), 2);
+    let b = c.decisions.iter().find(|d| d.number == Some(4)).unwrap();
+    assert_eq!(b.title, "Bomb");
+    assert!(
+        b.warnings.iter().any(|w| w.contains("aliases expand past")),
+        "{:?}",
+        b.warnings
+    );
+    let n = c.decisions.iter().find(|d| d.number == Some(5)).unwrap();
+    assert_eq!(n.title, "Next one");
+    assert!(n.warnings.is_empty());
+}

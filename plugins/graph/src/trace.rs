@@ -63,7 +63,8 @@ fn parse(args: &Args, ctx: &Ctx) -> ToolResult<Query> {
                 })
                 .ok_or_else(|| {
                     ToolError::invalid(format!(
-                        "`direction` is {raw:?}; accepted: incoming, outgoing, both (or callers = incoming, callees = outgoing)"
+                        "`direction` is {}; accepted: incoming, outgoing, both (or callers = incoming, callees = outgoing)",
+                        scryer_plugin_sdk::args::shown(&raw)
                     ))
                 })?
         }

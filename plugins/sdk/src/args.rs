@@ -109,7 +109,8 @@ impl Args {
                 "false" | "0" | "no" => Ok(Some(false)),
                 "" => Ok(None),
                 _ => Err(ToolError::invalid(format!(
-                    "`{name}` must be true or false, got {s:?}"
+                    "`{name}` must be true or false, got {}",
+                    shown(s)
                 ))),
             },
             Some(Value::Number(n)) if n.as_i64() == Some(0) || n.as_i64() == Some(1) => {
@@ -141,7 +142,8 @@ impl Args {
             return Ok(Some(c));
         }
         Err(ToolError::invalid(format!(
-            "`{name}` is {raw:?}; accepted: {}",
+            "`{name}` is {}; accepted: {}",
+            shown(&raw),
             choices.join(", ")
         )))
     }
@@ -181,6 +183,20 @@ impl Args {
     }
 }
 
+/// Longest part of a wrong value an error repeats: a 1 MB value echoed whole would bury
+/// (and, past the answer cap, cut off) what the error says is accepted.
+const SHOWN_CHARS: usize = 80;
+
+/// `value` quoted for an error, cut to [`SHOWN_CHARS`] with its length when longer.
+pub fn shown(value: &str) -> String {
+    let n = value.chars().count();
+    if n <= SHOWN_CHARS {
+        return format!("{value:?}");
+    }
+    let head: String = value.chars().take(SHOWN_CHARS).collect();
+    format!("{head:?}… ({n} characters)")
+}
+
 /// Checks a symbol or path argument for things no identifier or path contains.
 pub fn check_text(name: &str, value: &str, max_chars: usize) -> ToolResult<()> {
     let n = value.chars().count();
@@ -204,6 +220,17 @@ pub fn check_text(name: &str, value: &str, max_chars: usize) -> ToolResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_wrong_value_is_shown_cut_and_the_choices_stay() {
+        let huge = "x".repeat(1 << 20);
+        let a = Args::from_value(serde_json::json!({"view": huge})).unwrap();
+        let e = a.opt_choice("view", &["files", "sites"], &[]).unwrap_err();
+        let text = e.message;
+        assert!(text.contains("accepted: files, sites"), "{}", &text[..200]);
+        assert!(text.contains("(1048576 characters)"));
+        assert!(text.len() < 400, "{}", text.len());
+    }
 
     #[test]
     fn coerces_what_agents_send() {

@@ -124,7 +124,8 @@ fn parse_kinds(args: &Args) -> ToolResult<Vec<&'static str>> {
             })
             .ok_or_else(|| {
                 ToolError::invalid(format!(
-                    "`kind` has {raw:?}; accepted: {}",
+                    "`kind` has {}; accepted: {}",
+                    scryer_plugin_sdk::args::shown(raw),
                     KINDS.join(", ")
                 ))
             })?;

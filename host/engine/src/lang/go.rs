@@ -75,12 +75,6 @@ impl Language for Go {
     }
 
     fn extract(&self, source: &str, module_path: &[String], _path: &str) -> FileSymbols {
-        if crate::file_limits::too_deeply_nested(source) {
-            return FileSymbols {
-                has_parse_errors: true,
-                ..FileSymbols::default()
-            };
-        }
         let Some(tree) = parse("go", || tree_sitter_go::LANGUAGE.into(), source) else {
             return FileSymbols {
                 has_parse_errors: true,

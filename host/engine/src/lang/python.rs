@@ -76,12 +76,6 @@ impl Language for Python {
     }
 
     fn extract(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols {
-        if crate::file_limits::too_deeply_nested(source) {
-            return FileSymbols {
-                has_parse_errors: true,
-                ..FileSymbols::default()
-            };
-        }
         let Some(tree) = parse("python", || tree_sitter_python::LANGUAGE.into(), source) else {
             return FileSymbols {
                 has_parse_errors: true,

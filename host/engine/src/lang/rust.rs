@@ -31,22 +31,10 @@ impl Language for Rust {
     }
 
     fn extract(&self, source: &str, module_path: &[String], _path: &str) -> FileSymbols {
-        if crate::file_limits::too_deeply_nested(source) {
-            return FileSymbols {
-                has_parse_errors: true,
-                ..FileSymbols::default()
-            };
-        }
         rust_lang::extract(source, module_path)
     }
 
     fn extract_edited(&self, source: &str, module_path: &[String], path: &str) -> FileSymbols {
-        if crate::file_limits::too_deeply_nested(source) {
-            return FileSymbols {
-                has_parse_errors: true,
-                ..FileSymbols::default()
-            };
-        }
         rust_lang::extract_edited(source, module_path, path)
     }
 }

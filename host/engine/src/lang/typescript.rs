@@ -145,12 +145,6 @@ fn resolve_specifier(dir: &[&str], spec: &str) -> String {
 }
 
 fn extract(source: &str, module_path: &[String], path: &str, tsx: bool) -> FileSymbols {
-    if crate::file_limits::too_deeply_nested(source) {
-        return FileSymbols {
-            has_parse_errors: true,
-            ..FileSymbols::default()
-        };
-    }
     let tree = if tsx {
         parse(
             "tsx",

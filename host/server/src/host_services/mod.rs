@@ -89,6 +89,22 @@ fn clip(line: &str) -> String {
     }
 }
 
+/// Directories the kernel makes up rather than files anyone wrote: indexing them reads
+/// process memory maps and devices, and registers them as projects.
+const KERNEL_FILESYSTEMS: &[&str] = &["/proc", "/sys", "/dev"];
+
+/// What `root` (canonical) is when it cannot be a project root: `/`, or in a kernel
+/// filesystem.
+fn not_a_project_root(root: &Path) -> Option<&'static str> {
+    if root.parent().is_none() {
+        return Some("the file system root");
+    }
+    KERNEL_FILESYSTEMS
+        .iter()
+        .any(|k| root.starts_with(k))
+        .then_some("in a kernel filesystem (/proc, /sys, /dev)")
+}
+
 impl HostImpl {
     pub(crate) fn block<F: std::future::Future>(&self, f: F) -> F::Output {
         self.core.handle.block_on(f)
@@ -432,6 +448,11 @@ impl HostServices for HostImpl {
         }
         let root = std::fs::canonicalize(&joined)
             .map_err(|e| CallError::NotFound(format!("{path}: {e}")))?;
+        if let Some(what) = not_a_project_root(&root) {
+            return Err(CallError::InvalidArgument(format!(
+                "`path` {path} is {what}, not a project; accepted: the absolute path of a project directory"
+            )));
+        }
         let (project, finished) = self
             .block(self.core.projects.register_and_index(&root))
             .map_err(internal)?;
