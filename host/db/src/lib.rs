@@ -16,7 +16,7 @@ mod schema;
 mod search_rows;
 mod telemetry;
 
-pub use damage::{NOTE_SUFFIX, SetAside, kept_aside};
+pub use damage::{NOTE_SUFFIX, SetAside, kept_aside, seal_clean_exit};
 pub use decisions::*;
 pub use deps::*;
 pub use edges::*;
