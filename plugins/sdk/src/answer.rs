@@ -85,9 +85,9 @@ pub fn withdraw_complete(body: String) -> String {
         let value = after.trim_start().strip_prefix(':').map(str::trim_start);
         match value.and_then(|v| v.strip_prefix("true")) {
             Some(tail) => {
-                let claim = rest.len() - at - tail.len();
-                out.push_str(&rest[..at]);
-                out.push_str(&rest[at..at + claim - 4]);
+                // Everything up to the `true` it ends with, then the withdrawal.
+                let claim_end = rest.len() - tail.len();
+                out.push_str(&rest[..claim_end - "true".len()]);
                 out.push_str("false");
                 rest = tail;
             }
@@ -156,6 +156,8 @@ fn location_path(value: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_cut_answer_withdraws_its_complete_claims_even_when_it_no_longer_parses() {
         assert_eq!(
@@ -174,8 +176,6 @@ mod tests {
         );
         assert_eq!(withdraw_complete("plain text".into()), "plain text");
     }
-
-    use super::*;
 
     #[test]
     fn files_named_in_an_answer_are_found_once_each() {
