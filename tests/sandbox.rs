@@ -5,8 +5,12 @@
 //! Issue 19 adds host-call spam, a host-call chain past the wall timeout, unbounded
 //! recursion, bodies that are not JSON or not UTF-8, a cut body claiming `complete`,
 //! a 10 MB error message and memory kept across calls, and a second session served
-//! while the first one's router spins (docs/learnings/reliability.md).
+//! while the first one's router spins; a `describe` over the router limits (10,000
+//! tools, a 10 MB description), with `$ref`, invalid JSON or a built-in's tool name,
+//! or one that traps, refused at load naming why (docs/learnings/reliability.md).
 
+#[path = "support/daemon.rs"]
+mod daemon_support;
 mod support;
 
 use std::time::{Duration, Instant};
@@ -171,15 +175,28 @@ async fn a_body_that_is_not_utf8_is_refused() {
 }
 
 #[tokio::test]
-#[ignore = "a cut body still says complete: true; found failing when the round was merged; the expectation or the product is to be fixed (issue 19)"]
 async fn bodies_that_are_not_json_or_claim_complete_while_cut_are_passed_as_text() {
     let s = hostile().await;
     // The body is the router's own: the host forwards it as text, flagged when cut.
     let (text, is_error) = s.call("not_json", json!({})).await;
     assert!(!is_error, "{text}");
     assert!(text.starts_with("{\"items\": [1, 2,"), "{text}");
-    let (text, _) = s.call("cut_but_complete", json!({})).await;
-    assert!(text.contains("truncated") || text.contains("cut"), "{text}");
+    // Cut by the router itself (its flag says so), its body claiming `complete`: the
+    // answer says it is cut and claims nothing.
+    let (text, is_error) = s.call("cut_but_complete", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(text.contains("marked this answer truncated"), "{text}");
+    assert!(
+        text.starts_with("{\"complete\": false, \"items\": [1, "),
+        "{text}"
+    );
+    // Cut by the host to the call's budget: the kept part claims nothing either.
+    let (text, is_error) = s.call("cut_but_complete", json!({"max_tokens": 40})).await;
+    assert!(!is_error, "{text}");
+    assert!(
+        text.contains("cut by scryer") && text.starts_with("{\"complete\": false, "),
+        "{text}"
+    );
     let (ok, is_error) = s.call("ok", json!({})).await;
     assert!(!is_error && ok == "ok, 2 tokens", "{ok}");
     s.stop().await;
@@ -207,26 +224,49 @@ async fn memory_kept_in_a_global_does_not_outlive_the_call() {
     s.stop().await;
 }
 
+/// Two sessions of one daemon (the only way two sessions share routers: `serve
+/// --plugin` serves in-process, so a second such process on the same database could
+/// not open it, which is why this test once found "the handshake closed"). The hostile
+/// router is installed, so the daemon serves it; while one session's call spins to its
+/// CPU deadline (5 s by default), the other session connects, lists and is answered.
 #[tokio::test]
-#[ignore = "the second session's handshake was closed; found failing when the round was merged; the expectation or the product is to be fixed (issue 19)"]
 async fn another_session_is_served_while_a_router_spins() {
-    let s = hostile().await;
-    let db = s.state.path().join("index.db");
+    let env = daemon_support::DaemonEnv::new();
+    let cfg = env.state.path().join("config");
     let wasm = fixture_component("scryer-fixture-hostile");
-    let other = Scryer::start_with_db(&db, &["--plugin", wasm.to_str().unwrap()], &[]).await;
+    support::plugin_ok(&cfg, &["add", wasm.to_str().unwrap(), "--grant", "tokens"]);
+    let cwd = env.state.path();
+    let first = env.client(cwd, &[]).await;
+    let (ok, is_error) = first.call("ok", json!({})).await;
+    assert!(!is_error && ok == "ok, 2 tokens", "{ok}");
     let spinning = tokio::spawn(async move {
-        let r = s.call("spin", json!({})).await;
-        (s, r)
+        let started = Instant::now();
+        let r = first.call("spin", json!({})).await;
+        (first, r, started.elapsed())
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let started = Instant::now();
+    let other = env.client(cwd, &[]).await;
     let list = other.call_json("list_projects", json!({})).await;
     assert_eq!(list["total"], 0);
-    assert!(started.elapsed() < Duration::from_secs(5));
-    let (s, (text, is_error)) = spinning.await.unwrap();
+    let (ok, is_error) = other.call("ok", json!({})).await;
+    assert!(!is_error && ok == "ok, 2 tokens", "{ok}");
+    let waited = started.elapsed();
+    assert!(
+        !spinning.is_finished(),
+        "the spin ended before the other session was served ({waited:?}), so this proves nothing"
+    );
+    let (first, (text, is_error), spun) = spinning.await.unwrap();
     assert!(is_error && text.contains("CPU deadline"), "{text}");
+    assert!(
+        waited < spun,
+        "served in {waited:?}, the spin took {spun:?}"
+    );
+    // Both sessions go on being served.
+    let (ok, is_error) = first.call("ok", json!({})).await;
+    assert!(!is_error && ok == "ok, 2 tokens", "{ok}");
     other.stop().await;
-    s.stop().await;
+    first.stop().await;
 }
 
 /// `scryer plugin list --plugin <fixture>`: whether it loaded, and what it said.
@@ -255,12 +295,17 @@ fn list_with(package: &str) -> (bool, String) {
 }
 
 #[test]
-#[ignore = "a describe of 10,000 tools or 10 MB is still loaded; found failing when the round was merged; the expectation or the product is to be fixed (issue 19)"]
 fn a_router_whose_describe_goes_wrong_is_refused_at_load_naming_why() {
     let shapes = [
         ("scryer-fixture-describe-trap", "crashed"),
-        ("scryer-fixture-describe-many", "tools"),
-        ("scryer-fixture-describe-huge", "description"),
+        (
+            "scryer-fixture-describe-many",
+            "10000 tools, over the limit of 256",
+        ),
+        (
+            "scryer-fixture-describe-huge",
+            "description of 10485760 bytes, over the limit",
+        ),
         ("scryer-fixture-describe-ref", "$ref"),
         ("scryer-fixture-describe-badjson", "JSON"),
         ("scryer-fixture-describe-clash", "search_symbols"),
@@ -276,6 +321,46 @@ fn a_router_whose_describe_goes_wrong_is_refused_at_load_naming_why() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Installing is where an operator meets a router over the limits: `scryer plugin add`
+/// refuses it naming the limit and leaves the installed plugins as they were, and a
+/// server on that plugin home serves them and the built-in routers.
+#[tokio::test]
+async fn a_describe_over_the_limits_is_refused_by_plugin_add_and_the_rest_is_served() {
+    let cfg = tempfile::tempdir().unwrap();
+    let hostile = fixture_component("scryer-fixture-hostile");
+    support::plugin_ok(
+        cfg.path(),
+        &["add", hostile.to_str().unwrap(), "--grant", "tokens"],
+    );
+    for (package, expected) in [
+        (
+            "scryer-fixture-describe-many",
+            "over the limit of 256 tools",
+        ),
+        (
+            "scryer-fixture-describe-huge",
+            "over the limit of 4096 bytes",
+        ),
+    ] {
+        let wasm = fixture_component(package);
+        let out = support::plugin(cfg.path(), &["add", wasm.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success(), "{package} was added: {text:.400}");
+        assert!(text.contains(expected), "{package}: {text:.400}");
+    }
+    let s = Scryer::with_config_dir(cfg.path()).await;
+    let names = s.tool_names().await;
+    assert!(
+        !names.iter().any(|t| t.starts_with("t1") || t == "huge"),
+        "{names:?}"
+    );
+    let (ok, is_error) = s.call("ok", json!({})).await;
+    assert!(!is_error && ok == "ok, 2 tokens", "{ok}");
+    assert_eq!(s.call_json("list_projects", json!({})).await["total"], 0);
+    s.stop().await;
 }
 
 /// The hostile fixture with every `scryer:router/…@0.1.0` name renamed to `@0.9.0` (the

@@ -177,6 +177,17 @@ pub(crate) fn answer_of(
     if STATUS_TOOLS.contains(&tool) {
         notes.extend(gap_notes(&result.body, host, scope));
     }
+    if result.truncated {
+        // Before 0.4 the flag reached no one: the answer says it, and claims no
+        // `complete` (a JSON object's becomes false).
+        notes.push(HostNote {
+            text: format!(
+                "router `{}` marked this answer truncated: it is not complete",
+                scope.plugin
+            ),
+            incomplete: true,
+        });
+    }
     let files = scryer_plugin_sdk::answer::files_named_in(&result.body, MAX_ANSWER_FILES);
     ToolAnswer {
         body: scryer_plugin_sdk::answer::with_notes(result.body, &notes),

@@ -682,6 +682,9 @@ impl Runtime {
             })
             .await
             .map_err(|e| invalid(format!("describe failed: {e}")))?;
+        if let Some(problem) = limits::describe_problem(&description, &traits) {
+            return Err(invalid(problem));
+        }
         validate_description(&description).map_err(invalid)?;
         validate_traits(&description, &traits).map_err(invalid)?;
         Ok(Plugin {

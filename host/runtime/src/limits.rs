@@ -65,6 +65,74 @@ pub fn cap_call_error(e: crate::wit::CallError) -> crate::wit::CallError {
     }
 }
 
+/// Most tools one router may describe. The first-party routers describe at most a few
+/// each; a router describing 10,000 was once loaded whole, and every `tools/list` then
+/// carried them.
+pub const MAX_TOOLS_PER_ROUTER: usize = 256;
+/// Longest description of one tool, in bytes (the SDK holds first-party tools to 450
+/// characters; a router once described one tool in 10 MB).
+pub const MAX_TOOL_DESCRIPTION_BYTES: usize = 4 << 10;
+/// Longest input schema of one tool, in bytes.
+pub const MAX_TOOL_SCHEMA_BYTES: usize = 64 << 10;
+/// Most bytes of a whole `describe` (names, descriptions, schemas, titles, and since 0.4
+/// the traits' instructions), so many tools just under the other limits are refused too.
+pub const MAX_DESCRIBE_BYTES: usize = 1 << 20;
+
+/// Why a router's `describe` is over the limits above (`None`: it is within them). The
+/// message names the limit, the size found and where the limit lives.
+pub fn describe_problem(
+    d: &crate::wit::PluginDescription,
+    traits: &[crate::wit::ToolTraits],
+) -> Option<String> {
+    let here = "(router limits, host/runtime/src/limits.rs)";
+    if d.tools.len() > MAX_TOOLS_PER_ROUTER {
+        return Some(format!(
+            "describe lists {} tools, over the limit of {MAX_TOOLS_PER_ROUTER} tools per router {here}",
+            d.tools.len()
+        ));
+    }
+    let mut total = d.name.len() + d.version.len();
+    for t in &d.tools {
+        if t.description.len() > MAX_TOOL_DESCRIPTION_BYTES {
+            return Some(format!(
+                "tool `{}` has a description of {} bytes, over the limit of {MAX_TOOL_DESCRIPTION_BYTES} bytes {here}",
+                shown_name(&t.name),
+                t.description.len()
+            ));
+        }
+        if t.input_schema.len() > MAX_TOOL_SCHEMA_BYTES {
+            return Some(format!(
+                "tool `{}` has an input schema of {} bytes, over the limit of {MAX_TOOL_SCHEMA_BYTES} bytes {here}",
+                shown_name(&t.name),
+                t.input_schema.len()
+            ));
+        }
+        total += t.name.len()
+            + t.description.len()
+            + t.input_schema.len()
+            + t.annotations.title.as_ref().map_or(0, String::len);
+    }
+    total += traits
+        .iter()
+        .filter_map(|t| t.instructions.as_ref())
+        .map(|i| i.question.len() + i.how.len())
+        .sum::<usize>();
+    (total > MAX_DESCRIBE_BYTES).then(|| {
+        format!(
+            "describe is {total} bytes, over the limit of {MAX_DESCRIBE_BYTES} bytes for all tools together {here}"
+        )
+    })
+}
+
+/// A tool name as an error shows it: at most 64 characters (the name itself may be
+/// what is wrong).
+fn shown_name(name: &str) -> String {
+    match name.char_indices().nth(64) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_string(),
+    }
+}
+
 /// Environment variables that override the defaults.
 pub const ENV_CPU_DEADLINE_MS: &str = "SCRYER_PLUGIN_CPU_MS";
 pub const ENV_WALL_TIMEOUT_MS: &str = "SCRYER_PLUGIN_TIMEOUT_MS";
@@ -253,6 +321,61 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(l.deadline_ticks(), 2);
+    }
+
+    fn description(
+        tools: usize,
+        description: usize,
+        schema: usize,
+    ) -> crate::wit::PluginDescription {
+        use crate::wit::{PluginDescription, ToolAnnotations, ToolDefinition};
+        let tool = |i: usize| ToolDefinition {
+            name: format!("t{i}"),
+            description: "d".repeat(description),
+            input_schema: format!("{{\"type\":\"object\"{}}}", " ".repeat(schema)),
+            annotations: ToolAnnotations {
+                title: None,
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            default_budget_tokens: 100,
+            budget_per_item: None,
+            reads_index: false,
+        };
+        PluginDescription {
+            name: "p".into(),
+            version: "1.0.0".into(),
+            tools: (0..tools).map(tool).collect(),
+        }
+    }
+
+    #[test]
+    fn a_describe_over_a_limit_is_named_and_one_within_them_passes() {
+        assert_eq!(
+            describe_problem(&description(MAX_TOOLS_PER_ROUTER, 400, 100), &[]),
+            None
+        );
+        let many = describe_problem(&description(MAX_TOOLS_PER_ROUTER + 1, 10, 0), &[]).unwrap();
+        assert!(
+            many.contains("257 tools") && many.contains("limit of 256"),
+            "{many}"
+        );
+        let long = describe_problem(&description(1, MAX_TOOL_DESCRIPTION_BYTES + 1, 0), &[]);
+        assert!(
+            long.unwrap()
+                .contains("tool `t0` has a description of 4097 bytes")
+        );
+        let schema = describe_problem(&description(1, 10, MAX_TOOL_SCHEMA_BYTES), &[]).unwrap();
+        assert!(
+            schema.contains("input schema of") && schema.contains("65536 bytes"),
+            "{schema}"
+        );
+        // Each tool within its limits, all of them together over the whole limit.
+        let all = describe_problem(&description(200, 4000, 2000), &[]).unwrap();
+        assert!(all.contains("for all tools together"), "{all}");
+        assert!(all.contains("host/runtime/src/limits.rs"), "{all}");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Routers fit their answers to the budget with the host's own token counter, so an
 //! answer over budget is a router bug. The host still never sends it whole: it cuts at
-//! the last line (or, in one-line JSON, the last comma) that fits and says so.
+//! the last line (or, in one-line JSON, the last comma) that fits and says so, and what
+//! it keeps claims no `complete` (ADR 0027).
 
 use crate::tokens;
 
@@ -16,6 +17,8 @@ pub fn enforce(body: String, budget: Option<u32>) -> (String, bool, Option<u32>)
     if whole <= budget {
         return (body, false, Some(whole));
     }
+    // What is left after the cut is not the whole answer: it claims no `complete`.
+    let body = scryer_plugin_sdk::answer::withdraw_complete(body);
     let note = format!(
         "\n…[cut by scryer: the answer exceeded max_tokens={budget}; call again with max_tokens={} or no_truncate=true]",
         budget.saturating_mul(2)
@@ -69,5 +72,23 @@ mod tests {
         assert!(tokens::count(&s) <= 100, "{} tokens", tokens::count(&s));
         assert!(s.contains("max_tokens=200"));
         assert!(s.starts_with("line number 0\n"));
+    }
+
+    #[test]
+    fn a_cut_answer_claims_no_complete() {
+        let items: Vec<String> = (0..400).map(|i| format!("\"item number {i}\"")).collect();
+        let body = format!("{{\"complete\":true,\"items\":[{}]}}", items.join(","));
+        let (s, cut, _) = enforce(body, Some(60));
+        assert!(cut);
+        assert!(
+            s.starts_with("{\"complete\":false,\"items\":[\"item number 0\""),
+            "{s}"
+        );
+        assert!(!s.contains("\"complete\":true"), "{s}");
+        let (s, cut, _) = enforce("{\"complete\":true}".into(), Some(60));
+        assert!(
+            !cut && s == "{\"complete\":true}",
+            "a whole answer is untouched: {s}"
+        );
     }
 }

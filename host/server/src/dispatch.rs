@@ -405,6 +405,13 @@ impl Server {
                 } else {
                     crate::windowed::mark(answer.body, &window_notes, next_window)
                 };
+                // An answer its router flags as cut claims no `complete`, whatever its
+                // body says (ADR 0027); one the host cuts neither (`budget::enforce`).
+                let body = if router_truncated {
+                    scryer_plugin_sdk::answer::withdraw_complete(body)
+                } else {
+                    body
+                };
                 let (text, cut, tokens) = budget::enforce(body, budget);
                 measured.truncated = cut || router_truncated;
                 measured.response_tokens = tokens;

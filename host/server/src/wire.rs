@@ -318,7 +318,18 @@ where
         loop {
             let out = tokio::select! {
                 n = from_rmcp.read_until(b'\n', &mut line) => match n {
-                    Ok(0) | Err(_) => break,
+                    Ok(0) | Err(_) => {
+                        // rmcp's side ended (after the input did): the answers queued
+                        // before it still go out, or the client's last bad lines
+                        // would go unanswered.
+                        while let Ok(a) = answered.try_recv() {
+                            if writer.write_all(&a).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = writer.flush().await;
+                        break;
+                    }
                     Ok(_) => std::mem::take(&mut line),
                 },
                 a = answered.recv(), if answers_open => match a {

@@ -111,7 +111,9 @@ fn assert_well_formed(line: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// A reader handing out `data` in pieces ending at `cuts`.
+/// A reader handing out `data` in pieces ending at `cuts` (a cut past the end of
+/// `data` is the end: before, it sliced out of bounds, the reader task panicked and the
+/// forwarded stream was never closed, which was the hang this test was ignored for).
 struct Chunked {
     data: Vec<u8>,
     at: usize,
@@ -131,6 +133,7 @@ impl AsyncRead for Chunked {
             .copied()
             .find(|c| *c > at)
             .unwrap_or(self.data.len())
+            .min(self.data.len())
             .min(at + buf.remaining());
         buf.put_slice(&self.data[at..next]);
         self.at = next;
@@ -145,23 +148,27 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// What `guarded` forwards for `data` delivered in pieces, and the first
-/// `answer_bytes` bytes it answers (the answers' stream stays open while rmcp's side
-/// of the session is, as in a real session).
-fn through_guarded(data: Vec<u8>, cuts: Vec<usize>, answer_bytes: usize) -> (Vec<u8>, Vec<u8>) {
+/// What `guarded` forwards for `data` delivered in pieces, and everything it answers
+/// until both sides end (rmcp's side ends here once its input has, as in a session
+/// whose client closed its input: the answers still queued must come out, no more).
+fn through_guarded(data: Vec<u8>, cuts: Vec<usize>) -> (Vec<u8>, Vec<u8>) {
     runtime().block_on(async move {
         let (answers_w, mut answers_r) = tokio::io::duplex(1 << 20);
-        let (mut forwarded, _w) = wire::guarded(Chunked { data, at: 0, cuts }, answers_w);
+        let (mut forwarded, w) = wire::guarded(Chunked { data, at: 0, cuts }, answers_w);
+        // Bounded, so a stream the guard fails to close fails the case instead of
+        // hanging the suite.
+        let limit = std::time::Duration::from_secs(10);
         let mut fwd = Vec::new();
-        forwarded.read_to_end(&mut fwd).await.unwrap();
-        let mut ans = vec![0u8; answer_bytes];
-        tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            answers_r.read_exact(&mut ans),
-        )
-        .await
-        .expect("the answers arrive")
-        .unwrap();
+        tokio::time::timeout(limit, forwarded.read_to_end(&mut fwd))
+            .await
+            .expect("the forwarded stream ends when the input does")
+            .unwrap();
+        drop((forwarded, w));
+        let mut ans = Vec::new();
+        tokio::time::timeout(limit, answers_r.read_to_end(&mut ans))
+            .await
+            .expect("the answers end when both sides have")
+            .unwrap();
         (fwd, ans)
     })
 }
@@ -190,7 +197,6 @@ proptest! {
     }
 
     #[test]
-    #[ignore = "hangs: the harness waits for an end of stream the open session never sends; found failing when the round was merged; the expectation or the product is to be fixed (issue 19)"]
     fn splitting_and_joining_the_stream_changes_nothing(
         lines in prop::collection::vec(
             prop_oneof![
@@ -218,7 +224,7 @@ proptest! {
         }
         let mut cuts = cuts;
         cuts.sort_unstable();
-        let (fwd, ans) = through_guarded(data, cuts, answered.len());
+        let (fwd, ans) = through_guarded(data, cuts);
         prop_assert_eq!(fwd, forwarded);
         prop_assert_eq!(ans, answered);
     }

@@ -72,6 +72,39 @@ pub fn add_notes(body: String, notes: &[String], incomplete: bool) -> String {
     out
 }
 
+/// `body` with every claim to be whole withdrawn, for an answer known to be cut: each
+/// JSON `"complete": true` (any spacing) becomes `"complete": false`, and a text
+/// answer's header status `| complete` becomes `| cut`. Works on a body that no longer
+/// parses (cut mid-object), which is when it is needed; the rest is left as it is.
+pub fn withdraw_complete(body: String) -> String {
+    const KEY: &str = "\"complete\"";
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body.as_str();
+    while let Some(at) = rest.find(KEY) {
+        let after = &rest[at + KEY.len()..];
+        let value = after.trim_start().strip_prefix(':').map(str::trim_start);
+        match value.and_then(|v| v.strip_prefix("true")) {
+            Some(tail) => {
+                // Everything up to the `true` it ends with, then the withdrawal.
+                let claim_end = rest.len() - tail.len();
+                out.push_str(&rest[..claim_end - "true".len()]);
+                out.push_str("false");
+                rest = tail;
+            }
+            None => {
+                out.push_str(&rest[..at + KEY.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    let header_end = out.find('\n').unwrap_or(out.len());
+    if out[..header_end].ends_with("| complete") {
+        out.replace_range(header_end - "complete".len()..header_end, "cut");
+    }
+    out
+}
+
 /// The distinct project files a JSON answer names, in order of appearance, at most
 /// `cap`: `file_path` values, and `path:line` locations in `at`, `site` and `location`
 /// values, the keys the SDK's answers use. Absolute paths (dependency sources) are not
@@ -124,6 +157,25 @@ fn location_path(value: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_answer_withdraws_its_complete_claims_even_when_it_no_longer_parses() {
+        assert_eq!(
+            withdraw_complete("{\"complete\":true,\"items\":[1,".into()),
+            "{\"complete\":false,\"items\":[1,"
+        );
+        assert_eq!(
+            withdraw_complete("{\"complete\" :  true, \"x\": {\"complete\": true".into()),
+            "{\"complete\" :  false, \"x\": {\"complete\": false"
+        );
+        let same = "{\"complete\":false,\"note\":\"\\\"complete\\\" said\"}";
+        assert_eq!(withdraw_complete(same.into()), same);
+        assert_eq!(
+            withdraw_complete("find_references x: 3 sites | 1-3 of 3 | complete\na.rs:1".into()),
+            "find_references x: 3 sites | 1-3 of 3 | cut\na.rs:1"
+        );
+        assert_eq!(withdraw_complete("plain text".into()), "plain text");
+    }
 
     #[test]
     fn files_named_in_an_answer_are_found_once_each() {
