@@ -177,12 +177,21 @@ async fn indexing_onto_a_full_disk_fails_cleanly_and_resumes_when_space_returns(
     let (text, is_error) = client
         .call("index_workspace", json!({"path": root.to_str().unwrap()}))
         .await;
-    let status = client
-        .call(
-            "get_indexing_status",
-            json!({"project": root.to_str().unwrap()}),
-        )
-        .await;
+    // On a loaded machine the call may answer before the run meets the full disk: wait
+    // (up to a minute) until the run has ended one way or the other.
+    let mut status = (String::new(), false);
+    for _ in 0..120 {
+        status = client
+            .call(
+                "get_indexing_status",
+                json!({"project": root.to_str().unwrap()}),
+            )
+            .await;
+        if is_error || text.contains("\"error\"") || status.0.contains("error") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
     assert!(
         is_error || text.contains("\"error\"") || status.0.contains("error"),
         "indexing onto a full disk did not fail: {text}\n{}",
