@@ -65,6 +65,18 @@ fn sites(v: &Value) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// The sorted `qualified_name`s of a list of nodes.
+fn names(list: &Value) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .map(|n| n["qualified_name"].as_str().unwrap().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
 fn owned(list: &[(&str, u64)]) -> Vec<(String, u64)> {
     list.iter().map(|(f, l)| (f.to_string(), *l)).collect()
 }
@@ -116,6 +128,53 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
         "{v}"
     );
 
+    // The call graph, the impact and inspect_symbol's callers: the indexer decides which
+    // `area` each closure calls, which the syntax tree cannot.
+    let v = s
+        .call_json(
+            "trace_call_hierarchy",
+            json!({"symbol": "Circle::area", "direction": "incoming", "depth": 1}),
+        )
+        .await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], true, "{v}");
+    assert_eq!(
+        names(&v["callers"]),
+        ["precise_demo::sum_circles", "precise_demo::total"],
+        "{v}"
+    );
+    let v = s
+        .call_json(
+            "calculate_blast_radius",
+            json!({"symbol": "Square::area", "depth": 1}),
+        )
+        .await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], true, "{v}");
+    assert_eq!(
+        names(&v["affected"]),
+        ["precise_demo::biggest", "precise_demo::total"],
+        "{v}"
+    );
+    let v = s
+        .call_json("inspect_symbol", json!({"symbol": "Circle::area"}))
+        .await;
+    assert_eq!(v["callers_precision"], "precise", "{v}");
+    assert_eq!(v["caller_count"], 2, "{v}");
+    assert_eq!(v["references_precision"], "precise", "{v}");
+    assert_eq!(v["reference_count"], 2, "{v}");
+    let v = s
+        .call_json(
+            "get_enclosing_scope",
+            json!({"file_path": "src/lib.rs", "line": 11}),
+        )
+        .await;
+    assert_eq!(
+        v["scope"]["qualified_name"], "precise_demo::sum_circles",
+        "{v}"
+    );
+    assert_eq!(v["precision"], "precise", "{v}");
+
     // An edit: lib.rs falls back to the heuristic, for that file only.
     let lib = ws.path().join("src/lib.rs");
     let mut text = std::fs::read_to_string(&lib).unwrap();
@@ -139,6 +198,18 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
         "{v}"
     );
     assert!(sites(&v).contains(&("src/lib.rs".to_string(), 19)), "{v}");
+    let v = s
+        .call_json(
+            "trace_call_hierarchy",
+            json!({"symbol": "Circle::area", "direction": "incoming", "depth": 1}),
+        )
+        .await;
+    assert_eq!(v["precision"], "mixed", "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(
+        names(&v["callers"]).contains(&"precise_demo::twice".to_string()),
+        "{v}"
+    );
 
     // Once edits settle the indexer runs again, and the answer is precise with the new site.
     let started = Instant::now();
@@ -251,5 +322,100 @@ async fn precise_off_reports_off_and_heuristic_answers() {
     assert_eq!(v["precise"]["state"], "off", "{v}");
     let v = s.reference_sites("Square::area").await;
     assert_eq!(v["precision"], "heuristic", "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn an_imported_index_answers_until_its_files_are_edited() {
+    // No indexer runs in the daemon: the index comes from scip-python run by hand, the
+    // way CI would build it, and `scryer precise import` hands it to the running daemon.
+    let ws = fixture("python");
+    let out = tempfile::tempdir().unwrap();
+    let index = out.path().join("index.scip");
+    let made = std::process::Command::new("scip-python")
+        .args(["index", "--project-name", "shop", "--project-version", "0"])
+        .arg("--output")
+        .arg(&index)
+        .current_dir(ws.path())
+        .output()
+        .expect("scip-python on PATH (.ci/run installs it)");
+    assert!(made.status.success(), "{made:?}");
+    let s = Scryer::start(
+        &[],
+        &[
+            ("SCRYER_PRECISE", "auto"),
+            ("SCRYER_PRECISE_PYTHON_CMD", "/nonexistent/scip-python"),
+        ],
+    )
+    .await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "unavailable", Duration::from_secs(60)).await;
+    let v = s.reference_sites("with_tax").await;
+    assert_eq!(v["precision"], "heuristic", "{v}");
+
+    let db = s.state.path().join("index.db");
+    let imported = std::process::Command::new(support::scryer_bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["precise", "import"])
+        .arg(&index)
+        .arg("--project")
+        .arg(ws.path())
+        .env("SCRYER_LOG", "warn")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&imported.stdout).to_string();
+    assert!(imported.status.success(), "{imported:?}");
+    assert!(said.contains("python file(s) from scip-python"), "{said}");
+
+    let status = wait_precise(&s, ws.path(), "ready", Duration::from_secs(30)).await;
+    let python = &status["precise_languages"][0];
+    assert_eq!(python["source"], "import", "{status}");
+    assert!(python["files"].as_u64() >= Some(2), "{status}");
+    let v = s.reference_sites("with_tax").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], true, "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/checkout.py", 8),
+            ("shop/checkout.py", 12),
+            ("shop/pricing.py", 15)
+        ]),
+        "{v}"
+    );
+
+    // An edit after the import: that file's precise data no longer applies, and it is
+    // answered by the heuristic (with its new site); no indexer can run here to renew it.
+    let checkout = ws.path().join("shop/checkout.py");
+    let mut text = std::fs::read_to_string(&checkout).unwrap();
+    text.push_str("\n\ndef refund(amount):\n    return -pricing.with_tax(amount)\n");
+    std::fs::write(&checkout, text).unwrap();
+    let started = Instant::now();
+    let v = loop {
+        let v = s.reference_sites("with_tax").await;
+        if v["precision"] == "mixed" || started.elapsed() > Duration::from_secs(30) {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(v["precision"], "mixed", "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("1 edited since the precise run): shop/checkout.py"),
+        "{v}"
+    );
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/checkout.py", 8),
+            ("shop/checkout.py", 12),
+            ("shop/checkout.py", 16),
+            ("shop/pricing.py", 15)
+        ]),
+        "{v}"
+    );
     s.stop().await;
 }

@@ -138,6 +138,17 @@ pub trait HostServices: Send + Sync + 'static {
             note: Some("this host keeps no precise data".into()),
         })
     }
+    /// Since WIT 0.4: the sites of a definition's name in files with precise data where
+    /// the indexer recorded no occurrence. By default there are none.
+    fn precise_unresolved(
+        &self,
+        _scope: &CallScope,
+        _file_path: &str,
+        _start_line: u32,
+        _name: &str,
+    ) -> Result<Vec<wit::ReferenceSite>, wit::CallError> {
+        Ok(Vec::new())
+    }
     /// Since WIT 0.4: whether a definition is linked to precise data.
     fn precise_link(
         &self,

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use crate::ToolResult;
 use crate::attribution::{NameIndex, Tie, edge_site, owner_files};
-use crate::host::{Edge, Host, Sym};
+use crate::host::{Edge, Host, PreciseUsages, Site, Sym};
 use crate::resolve::{Attribution, Strength};
 
 /// Edges a call hierarchy follows: calls, and constructions (`Foo { .. }`, `Foo(..)`),
@@ -39,6 +39,32 @@ pub struct Incoming {
     /// Member uses on receivers of unknown type in files that never name the owner:
     /// left out as most likely other types' members.
     pub unrelated: Vec<Edge>,
+    /// Where the links come from.
+    pub provenance: Provenance,
+}
+
+/// Where one lookup's edges come from: the language's own indexer (precise data) or the
+/// heuristic, and what precise data could not say.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// `precise`, `mixed` (files edited or added since the precise run answered by the
+    /// heuristic) or `heuristic` (no precise data for the definition: `note`).
+    pub precision: String,
+    /// Files answered by the heuristic although their language has precise data.
+    pub fallback_files: Vec<String>,
+    /// Edge sites of the name the indexer left unresolved (answered by the heuristic).
+    pub unresolved: usize,
+    pub note: Option<String>,
+}
+
+impl Provenance {
+    fn heuristic(note: Option<String>) -> Provenance {
+        Provenance {
+            precision: "heuristic".into(),
+            note,
+            ..Default::default()
+        }
+    }
 }
 
 pub struct CallGraph<'h, H: Host + ?Sized> {
@@ -117,7 +143,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         let sites: Vec<_> = edges.iter().map(edge_site).collect();
         let files = self.owner_files(&names.defs[c])?;
         let usages = names.usages_with(c, &sites, files.as_deref());
-        Ok(Incoming {
+        let heuristic = Incoming {
             links: usages
                 .tied
                 .into_iter()
@@ -128,7 +154,27 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
                 .into_iter()
                 .map(|k| edges[k].clone())
                 .collect(),
-        })
+            provenance: Provenance::default(),
+        };
+        let precise = self
+            .host
+            .precise_usages(&names.defs[c])
+            .unwrap_or_else(|e| PreciseUsages {
+                precision: "heuristic".into(),
+                note: Some(format!("precise data could not be read: {}", e.message)),
+                ..Default::default()
+            });
+        if !precise.available() {
+            return Ok(Incoming {
+                provenance: Provenance::heuristic(precise.note),
+                ..heuristic
+            });
+        }
+        let unresolved = self
+            .host
+            .precise_unresolved(&names.defs[c])
+            .unwrap_or_default();
+        Ok(precise_incoming(&edges, heuristic, &precise, &unresolved))
     }
 
     /// The edges of `kinds` that start in `qualified_name`, each with what it leads to.
@@ -200,6 +246,88 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
             }
             Attribution::Excluded => Ok(Target::External),
         }
+    }
+}
+
+/// Where an edge is written.
+fn at(e: &Edge) -> (&str, u32, u32) {
+    (e.file_path.as_str(), e.line, e.column)
+}
+
+/// The edges precise data ties to the definition: in files whose precise data applies,
+/// an edge whose site is one of the definition's precise usages (on the same line: the
+/// column when it matches, else the line, since indexers count columns differently);
+/// elsewhere (files edited since the run, sites the indexer left unresolved) the
+/// heuristic's links.
+fn precise_incoming(
+    edges: &[Edge],
+    heuristic: Incoming,
+    precise: &PreciseUsages,
+    unresolved: &[Site],
+) -> Incoming {
+    let fallback: HashSet<&str> = precise
+        .fallback_files
+        .iter()
+        .map(|(f, _)| f.as_str())
+        .collect();
+    let left: HashSet<(&str, u32, u32)> = unresolved
+        .iter()
+        .map(|s| (s.file_path.as_str(), s.line, s.column))
+        .collect();
+    let heuristic_answers =
+        |e: &Edge| fallback.contains(e.file_path.as_str()) || left.contains(&at(e));
+    let mut lines: HashMap<(&str, u32), HashSet<u32>> = HashMap::new();
+    for s in &precise.sites {
+        lines
+            .entry((s.file_path.as_str(), s.line))
+            .or_default()
+            .insert(s.column);
+    }
+    // A line's edges match by column when any does, else all of them do.
+    let column_matches: HashSet<(&str, u32)> = edges
+        .iter()
+        .filter(|e| {
+            lines
+                .get(&(e.file_path.as_str(), e.line))
+                .is_some_and(|c| c.contains(&e.column))
+        })
+        .map(|e| (e.file_path.as_str(), e.line))
+        .collect();
+    let precise_site = |e: &Edge| match lines.get(&(e.file_path.as_str(), e.line)) {
+        Some(columns) => {
+            columns.contains(&e.column) || !column_matches.contains(&(e.file_path.as_str(), e.line))
+        }
+        None => false,
+    };
+    let mut links: Vec<(Edge, Tie)> = heuristic
+        .links
+        .into_iter()
+        .filter(|(e, _)| heuristic_answers(e))
+        .collect();
+    links.extend(
+        edges
+            .iter()
+            .filter(|e| !heuristic_answers(e) && precise_site(e))
+            .map(|e| (e.clone(), Tie::Exact)),
+    );
+    links.sort_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+    });
+    let mut fallback_files: Vec<String> = fallback.iter().map(|f| f.to_string()).collect();
+    fallback_files.sort();
+    Incoming {
+        links,
+        unrelated: heuristic
+            .unrelated
+            .into_iter()
+            .filter(|e| heuristic_answers(e))
+            .collect(),
+        provenance: Provenance {
+            precision: precise.precision.clone(),
+            fallback_files,
+            unresolved: edges.iter().filter(|e| left.contains(&at(e))).count(),
+            note: None,
+        },
     }
 }
 

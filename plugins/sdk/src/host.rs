@@ -358,6 +358,13 @@ pub trait Host {
             ..Default::default()
         })
     }
+    /// Since WIT 0.4: the sites of `def`'s name in files whose precise data applies
+    /// where the indexer recorded no occurrence at all (it could not resolve them). By
+    /// default there are none.
+    fn precise_unresolved(&self, def: &Sym) -> ToolResult<Vec<Site>> {
+        let _ = def;
+        Ok(Vec::new())
+    }
     /// Since WIT 0.4: whether `def` is linked to precise data: (`precise` or
     /// `heuristic`, why not).
     fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {

@@ -264,7 +264,7 @@ pub async fn linked(
 ) -> Result<(&'static str, Option<String>)> {
     Ok(match link(pm, project, file, start_line, name).await? {
         Link::Linked { .. } => ("precise", None),
-        Link::Not(why) => ("heuristic", Some(why)),
+        Link::Not(why) => ("heuristic", (why != OFF).then_some(why)),
     })
 }
 
@@ -316,6 +316,63 @@ pub async fn usages(
         fallback,
         note: None,
     })
+}
+
+/// The sites of `name` the tree-sitter index holds in fresh precise files of the
+/// definition's language where the indexer recorded no occurrence at all (of any symbol,
+/// locals included): it could not resolve what is written there, so its usages of the
+/// definition may miss them. Empty when the definition is not linked.
+pub async fn unresolved(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    file: &str,
+    start_line: u32,
+    name: &str,
+) -> Result<Vec<PreciseSite>> {
+    let Link::Linked {
+        language,
+        freshness,
+        ..
+    } = link(pm, project, file, start_line, name).await?
+    else {
+        return Ok(Vec::new());
+    };
+    let rows = pm.references_to_name(project.id, name).await?;
+    let mut by_file: HashMap<i64, Vec<&RefRow>> = HashMap::new();
+    for r in rows.iter() {
+        let same_language = scryer_engine::lang::language_for(&r.file_path)
+            .and_then(|l| PreciseLanguage::for_file_language(l.name()))
+            == Some(language);
+        if let (true, Some(&id)) = (same_language, freshness.fresh_by_path.get(&r.file_path)) {
+            by_file.entry(id).or_default().push(r);
+        }
+    }
+    let mut out = Vec::new();
+    for (file_id, rows) in by_file {
+        let from = rows.iter().map(|r| r.line).min().unwrap_or(1);
+        let to = rows.iter().map(|r| r.line).max().unwrap_or(1);
+        let hits = pm.db().precise_in_file(file_id, from, to, false).await?;
+        let resolved = |r: &RefRow| {
+            hits.iter().any(|h| {
+                h.line == r.line
+                    && (h.column == r.column || symbol_name(&h.symbol).as_deref() == Some(name))
+            })
+        };
+        out.extend(
+            rows.into_iter()
+                .filter(|r| !resolved(*r))
+                .map(|r| PreciseSite {
+                    file_path: r.file_path.clone(),
+                    line: r.line,
+                    column: r.column,
+                    kind: r.kind.clone(),
+                    qualifier: r.qualifier.clone(),
+                    enclosing_symbol: r.enclosing_symbol.clone(),
+                }),
+        );
+    }
+    out.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
+    Ok(out)
 }
 
 /// The definitions the occurrence of `name` on `line` of `file` refers to, per precise
