@@ -305,6 +305,15 @@ async fn a_missing_indexer_is_unavailable_and_answers_stay_heuristic() {
     let v = s.reference_sites("Circle::area").await;
     assert_eq!(v["precision"], "heuristic", "{v}");
     assert!(v["notes"].to_string().contains("unavailable"), "{v}");
+    // Precise mode is on, so the graph tools say why their answer is heuristic.
+    let v = s
+        .call_json(
+            "trace_call_hierarchy",
+            json!({"symbol": "Circle::area", "direction": "incoming", "depth": 1}),
+        )
+        .await;
+    assert_eq!(v["precision"], "heuristic", "{v}");
+    assert!(v["notes"].to_string().contains("unavailable"), "{v}");
     s.stop().await;
 }
 
@@ -322,6 +331,19 @@ async fn precise_off_reports_off_and_heuristic_answers() {
     assert_eq!(v["precise"]["state"], "off", "{v}");
     let v = s.reference_sites("Square::area").await;
     assert_eq!(v["precision"], "heuristic", "{v}");
+    // Off: the other tools carry no label, every answer would say the same (ADR 0021).
+    let v = s
+        .call_json(
+            "trace_call_hierarchy",
+            json!({"symbol": "Square::area", "direction": "incoming", "depth": 1}),
+        )
+        .await;
+    assert!(v.get("precision").is_none(), "{v}");
+    let v = s
+        .call_json("inspect_symbol", json!({"symbol": "Square::area"}))
+        .await;
+    assert!(v.get("callers_precision").is_none(), "{v}");
+    assert!(v.get("references_precision").is_none(), "{v}");
     s.stop().await;
 }
 

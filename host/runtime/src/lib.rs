@@ -135,7 +135,7 @@ pub trait HostServices: Send + Sync + 'static {
             precision: "heuristic".into(),
             sites: Vec::new(),
             fallback_files: Vec::new(),
-            note: Some("this host keeps no precise data".into()),
+            note: None,
         })
     }
     /// Since WIT 0.4: the sites of a definition's name in files with precise data where
@@ -159,7 +159,7 @@ pub trait HostServices: Send + Sync + 'static {
     ) -> Result<wit::PreciseLinkState, wit::CallError> {
         Ok(wit::PreciseLinkState {
             precision: "heuristic".into(),
-            note: Some("this host keeps no precise data".into()),
+            note: None,
         })
     }
     /// Since WIT 0.4: what a written site refers to, by precise data.

@@ -229,12 +229,16 @@ impl Coverage {
     }
 
     /// The answer's `precision`: `precise` when precise data answered every lookup and
-    /// no file fell back, `heuristic` when it answered none, else `mixed`.
-    pub fn precision(&self) -> &'static str {
+    /// no file fell back, `heuristic` when it answered none, else `mixed`. `None` when
+    /// there is nothing to say (ADR 0021): no lookup had precise data and none said why
+    /// (precise mode off, or a host without precise data), so every answer in the
+    /// project would carry the same label and `get_indexing_status` says it once.
+    pub fn precision(&self) -> Option<&'static str> {
         match (self.precise_lookups, self.heuristic_lookups) {
-            (0, _) => "heuristic",
-            (_, 0) if self.fallback_files.is_empty() => "precise",
-            _ => "mixed",
+            (0, _) if self.heuristic_note.is_none() => None,
+            (0, _) => Some("heuristic"),
+            (_, 0) if self.fallback_files.is_empty() => Some("precise"),
+            _ => Some("mixed"),
         }
     }
 

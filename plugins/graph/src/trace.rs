@@ -490,8 +490,11 @@ pub fn trace_call_hierarchy<H: Host + ?Sized>(
                         "partial".into()
                     },
                 );
+                if let Some(p) = precision {
+                    out.push_str(&format!(" | {p}"));
+                }
                 out.push_str(&format!(
-                    " | {precision} | index: {} files, {} parse failures",
+                    " | index: {} files, {} parse failures",
                     facts.files, facts.parse_failures
                 ));
                 if !gaps.is_empty() {

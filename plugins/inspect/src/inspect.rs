@@ -573,7 +573,7 @@ fn implementations<H: Host + ?Sized>(
 fn reference_count<H: Host + ?Sized>(
     g: &mut CallGraph<'_, H>,
     d: &Sym,
-) -> ToolResult<Option<(usize, String)>> {
+) -> ToolResult<Option<(usize, Option<String>)>> {
     let names = g.names(&d.name, Some(&d.qualified_name))?;
     let Some(c) = names.position(&d.qualified_name) else {
         return Ok(None);
@@ -582,7 +582,9 @@ fn reference_count<H: Host + ?Sized>(
     let tied = names.usages_of(host, c, &names.sites)?.tied;
     let precise = host.precise_usages(d).unwrap_or_default();
     if !precise.available() {
-        return Ok(Some((tied.len(), "heuristic".into())));
+        // Heuristic with nothing to say why (precise mode off): no label (ADR 0021).
+        let label = precise.note.is_some().then(|| "heuristic".to_string());
+        return Ok(Some((tied.len(), label)));
     }
     let unresolved: HashSet<(String, u32, u32)> = host
         .precise_unresolved(d)
@@ -601,7 +603,10 @@ fn reference_count<H: Host + ?Sized>(
                 || unresolved.contains(&(s.file_path.clone(), s.line, s.column))
         })
         .count();
-    Ok(Some((precise.sites.len() + heuristic, precise.precision)))
+    Ok(Some((
+        precise.sites.len() + heuristic,
+        Some(precise.precision),
+    )))
 }
 
 fn inspect_definition<H: Host + ?Sized>(
@@ -648,10 +653,17 @@ fn inspect_definition<H: Host + ?Sized>(
         && let Some((n, precision)) = reference_count(g, d)?
     {
         r.reference_count = Some(n);
-        r.head
-            .insert("references_precision".into(), json!(precision));
+        if let Some(precision) = precision {
+            r.head
+                .insert("references_precision".into(), json!(precision));
+        }
     }
-    if let Some(p) = r.callers.as_ref().and_then(|c| c.precision.as_ref()) {
+    if let Some(p) = r
+        .callers
+        .as_ref()
+        .and_then(|c| c.precision.as_ref())
+        .filter(|p| p.precision != "heuristic" || p.note.is_some())
+    {
         r.head
             .insert("callers_precision".into(), json!(p.precision));
         if p.precision != "precise"

@@ -191,9 +191,14 @@ pub fn get_enclosing_scope(
     let (precision, why) = host
         .precise_link(scope)
         .unwrap_or_else(|e| ("heuristic".into(), Some(e.message)));
-    if let Some(why) = why.filter(|_| precision != "precise") {
-        notes.push(format!("precision heuristic: {why}"));
-    }
+    // Heuristic with nothing to say why (precise mode off): no label (ADR 0021).
+    let precision = match why.filter(|_| precision != "precise") {
+        Some(why) => {
+            notes.push(format!("precision heuristic: {why}"));
+            Some(precision)
+        }
+        None => (precision == "precise").then_some(precision),
+    };
     let chain = parents(host, scope, &symbols);
     let lines = match read_snippet(host, &file_path, scope.start_line, scope.end_line, ctx) {
         Ok(l) => l,

@@ -354,7 +354,6 @@ pub trait Host {
         let _ = def;
         Ok(PreciseUsages {
             precision: "heuristic".into(),
-            note: Some("no precise data".into()),
             ..Default::default()
         })
     }
@@ -369,7 +368,7 @@ pub trait Host {
     /// `heuristic`, why not).
     fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {
         let _ = def;
-        Ok(("heuristic".into(), Some("no precise data".into())))
+        Ok(("heuristic".into(), None))
     }
     /// Since WIT 0.4: the definitions the occurrence of `name` on `line` of `file_path`
     /// refers to, by precise data.
