@@ -262,6 +262,42 @@ async fn python_module_access_is_precise() {
 }
 
 #[tokio::test]
+async fn python_sites_the_indexer_did_not_bind_are_the_heuristics_and_make_the_answer_partial() {
+    let ws = fixture("python");
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+
+    // `shop.DISCOUNT` goes through the package's re-export: scip-python names a symbol
+    // there that its index defines nowhere, so the site is not a resolved one.
+    let v = s.reference_sites("DISCOUNT").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("shop/__init__.py", 2), ("shop/refunds.py", 9)]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(v["notes"].to_string().contains("could not resolve"), "{v}");
+
+    // Under `if os.name == "nt" and ..:` with `pythonPlatform: Linux` (pyrightconfig.json)
+    // scip-python holds the code unreachable and writes bare locals there: the call is
+    // the heuristic's, and the answer is partial.
+    let v = s.reference_sites("round_price").await;
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/refunds.py", 5),
+            ("shop/refunds.py", 9),
+            ("shop/refunds.py", 14)
+        ]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], false, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn typescript_imports_and_re_exports_are_precise_and_the_inferred_tsconfig_goes() {
     let ws = fixture("typescript");
     let s = Scryer::start(&[], &PRECISE_ON).await;

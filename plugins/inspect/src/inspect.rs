@@ -594,13 +594,14 @@ fn reference_count<H: Host + ?Sized>(
         .collect();
     let heuristic = tied
         .iter()
-        .map(|&(k, _)| &names.sites[k])
-        .filter(|s| {
+        .filter(|&&(k, tie)| {
+            let s = &names.sites[k];
             precise
                 .fallback_files
                 .iter()
                 .any(|(f, _)| *f == s.file_path)
-                || unresolved.contains(&(s.file_path.clone(), s.line, s.column))
+                || (tie.answers_unresolved()
+                    && unresolved.contains(&(s.file_path.clone(), s.line, s.column)))
         })
         .count();
     Ok(Some((

@@ -748,14 +748,16 @@ fn find_precise(
         .map(|s| (s.file_path.as_str(), s.line, s.column))
         .collect();
     let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
-    let (mut name_matched, mut taken) = (0, 0);
+    let (mut name_matched, mut taken, mut open) = (0, 0, 0);
     let mut notes = Vec::new();
     if !fallback.is_empty() || !unresolved.is_empty() {
         let usages = names.usages_of(host, c, &names.sites)?;
         for &(k, tie) in &usages.tied {
             let s = &names.sites[k];
             let left = unresolved_at.contains(&(s.file_path.as_str(), s.line, s.column));
-            if fallback.contains(&s.file_path) || left {
+            if left && !fallback.contains(&s.file_path) && !tie.answers_unresolved() {
+                open += 1;
+            } else if fallback.contains(&s.file_path) || left {
                 name_matched += usize::from(tie != Tie::Exact);
                 taken += usize::from(left);
                 group.push((s, tie));
@@ -767,9 +769,14 @@ fn find_precise(
     }
     if !unresolved.is_empty() {
         notes.push(format!(
-            "{} site(s) named `{}` are ones the indexer could not resolve; the heuristic ties {taken} of them to this definition (included)",
+            "{} site(s) named `{}` are ones the indexer could not resolve; the heuristic ties {taken} of them to this definition (included){}",
             unresolved.len(),
-            names.defs[c].name
+            names.defs[c].name,
+            if open > 0 {
+                format!(", and {open} could be this or a same-named definition, nothing written decides (left out)")
+            } else {
+                String::new()
+            }
         ));
     }
     if name_matched > 0 {

@@ -276,6 +276,12 @@ fn precise_incoming(
         .collect();
     let heuristic_answers =
         |e: &Edge| fallback.contains(e.file_path.as_str()) || left.contains(&at(e));
+    // At a site the indexer left unresolved, an open tie (a guess between same-named
+    // definitions) is not taken; in files that fell back, the heuristic answers alone.
+    let heuristic_takes = |e: &Edge, tie: Tie| {
+        fallback.contains(e.file_path.as_str())
+            || (left.contains(&at(e)) && tie.answers_unresolved())
+    };
     let mut lines: HashMap<(&str, u32), HashSet<u32>> = HashMap::new();
     for s in &precise.sites {
         lines
@@ -302,7 +308,7 @@ fn precise_incoming(
     let mut links: Vec<(Edge, Tie)> = heuristic
         .links
         .into_iter()
-        .filter(|(e, _)| heuristic_answers(e))
+        .filter(|(e, tie)| heuristic_takes(e, *tie))
         .collect();
     links.extend(
         edges
