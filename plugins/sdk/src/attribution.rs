@@ -713,6 +713,20 @@ mod tests {
     use crate::testing::def;
 
     #[test]
+    fn a_method_is_kept_over_a_same_named_field_in_the_fields_place() {
+        let mut field = def("k::Config::which", "field", Some("Config"), "src/c.rs");
+        field.start_line = 3;
+        let mut method = def("k::Config::which", "method", Some("Config"), "src/c.rs");
+        method.start_line = 40;
+        let other = def("k::Other::which", "field", Some("Other"), "src/o.rs");
+        let kept = distinct_definitions(vec![field.clone(), other.clone(), method.clone()]);
+        assert_eq!(kept, vec![method, other.clone()]);
+        // Two fields of one name (cfg variants) stay one: the first.
+        let kept = distinct_definitions(vec![field.clone(), field.clone(), other.clone()]);
+        assert_eq!(kept, vec![field, other]);
+    }
+
+    #[test]
     fn symbol_arguments_split_into_name_and_path() {
         let q = parse_symbol("symbol", " Circle.new ").unwrap();
         assert_eq!(q.name, "new");

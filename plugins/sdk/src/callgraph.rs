@@ -386,6 +386,55 @@ mod tests {
         }
     }
 
+    #[test]
+    fn at_unresolved_sites_only_ties_that_decide_are_taken() {
+        let at = |line: u32, file: &str| Edge {
+            line,
+            ..edge("call", "k::f", "total", None, "method_call", file)
+        };
+        let site = |line: u32, file: &str| Site {
+            file_path: file.into(),
+            line,
+            column: 1,
+            ..Site::default()
+        };
+        // a.py:1 precise; a.py:2 and a.py:3 unresolved (one tied by name, one open);
+        // b.py fell back: its open tie stays, as in a heuristic answer.
+        let edges = vec![at(1, "a.py"), at(2, "a.py"), at(3, "a.py"), at(1, "b.py")];
+        let heuristic = Incoming {
+            links: vec![
+                (at(2, "a.py"), Tie::NameOnly),
+                (at(3, "a.py"), Tie::Open),
+                (at(1, "b.py"), Tie::Open),
+            ],
+            unrelated: Vec::new(),
+            provenance: Provenance::default(),
+        };
+        let precise = PreciseUsages {
+            precision: "mixed".into(),
+            sites: vec![site(1, "a.py")],
+            fallback_files: vec![("b.py".into(), "edited since the precise run".into())],
+            note: None,
+        };
+        let unresolved = [site(2, "a.py"), site(3, "a.py")];
+        let inc = precise_incoming(&edges, heuristic, &precise, &unresolved);
+        let kept: Vec<(&str, u32, Tie)> = inc
+            .links
+            .iter()
+            .map(|(e, t)| (e.file_path.as_str(), e.line, *t))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("a.py", 1, Tie::Exact),
+                ("a.py", 2, Tie::NameOnly),
+                ("b.py", 1, Tie::Open)
+            ]
+        );
+        assert_eq!(inc.provenance.unresolved, 2);
+        assert_eq!(inc.provenance.fallback_files, ["b.py"]);
+    }
+
     struct Mem {
         defs: Vec<Sym>,
         edges: Vec<Edge>,
