@@ -319,6 +319,15 @@ async fn typescript_imports_and_re_exports_are_precise_and_the_inferred_tsconfig
         owned(&[("src/app.ts", 1), ("src/app.ts", 4), ("src/index.ts", 1)]),
         "{v}"
     );
+    // `new Ledger(..)` is an occurrence of the constructor: it is a use of the class.
+    let v = s.reference_sites("Ledger").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/ledger.ts", 6), ("src/ledger.ts", 7)]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], true, "{v}");
     s.stop().await;
 }
 

@@ -279,16 +279,25 @@ pub async fn usages(
     start_line: u32,
     name: &str,
 ) -> Result<PreciseUsages> {
-    let (symbol_id, language, freshness) = match link(pm, project, file, start_line, name).await? {
-        Link::Linked {
-            symbol_id,
-            language,
-            freshness,
-            ..
-        } => (symbol_id, language, freshness),
-        Link::Not(why) => return Ok(PreciseUsages::heuristic(why)),
-    };
-    let hits = pm.db().precise_occurrences_of(symbol_id).await?;
+    let (symbol_id, symbol, language, freshness) =
+        match link(pm, project, file, start_line, name).await? {
+            Link::Linked {
+                symbol_id,
+                symbol,
+                language,
+                freshness,
+            } => (symbol_id, symbol, language, freshness),
+            Link::Not(why) => return Ok(PreciseUsages::heuristic(why)),
+        };
+    let mut hits = pm.db().precise_occurrences_of(symbol_id).await?;
+    // `new C(..)` is an occurrence of C's constructor (scip-typescript's member
+    // `<constructor>` of C): it uses the class.
+    if symbol.ends_with('#') {
+        let constructor = format!("{symbol}`<constructor>`().");
+        for id in pm.db().precise_symbol_ids(project.id, &constructor).await? {
+            hits.extend(pm.db().precise_occurrences_of(id).await?);
+        }
+    }
     let heuristic = pm.references_to_name(project.id, name).await?;
     let mut enrich = Enricher::new(pm, project, &heuristic);
     let mut sites = Vec::new();
