@@ -149,6 +149,17 @@ pub trait HostServices: Send + Sync + 'static {
     ) -> Result<Vec<wit::ReferenceSite>, wit::CallError> {
         Ok(Vec::new())
     }
+    /// Since WIT 0.4: those of the unresolved sites on lines where the indexer recorded
+    /// nothing (code it did not read). By default there are none.
+    fn precise_unread(
+        &self,
+        _scope: &CallScope,
+        _file_path: &str,
+        _start_line: u32,
+        _name: &str,
+    ) -> Result<Vec<wit::ReferenceSite>, wit::CallError> {
+        Ok(Vec::new())
+    }
     /// Since WIT 0.4: whether a definition is linked to precise data.
     fn precise_link(
         &self,

@@ -592,6 +592,12 @@ fn reference_count<H: Host + ?Sized>(
         .into_iter()
         .map(|s| (s.file_path, s.line, s.column))
         .collect();
+    let unread: HashSet<(String, u32, u32)> = host
+        .precise_unread(d)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| (s.file_path, s.line, s.column))
+        .collect();
     let heuristic = tied
         .iter()
         .filter(|&&(k, tie)| {
@@ -600,6 +606,7 @@ fn reference_count<H: Host + ?Sized>(
                 .fallback_files
                 .iter()
                 .any(|(f, _)| *f == s.file_path)
+                || unread.contains(&(s.file_path.clone(), s.line, s.column))
                 || (tie.answers_unresolved()
                     && unresolved.contains(&(s.file_path.clone(), s.line, s.column)))
         })

@@ -747,6 +747,13 @@ fn find_precise(
         .iter()
         .map(|s| (s.file_path.as_str(), s.line, s.column))
         .collect();
+    // Of those, the ones in code the indexer did not read: answered as an edited file is.
+    let unread: BTreeSet<(String, u32, u32)> = host
+        .precise_unread(&names.defs[c])
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| (s.file_path, s.line, s.column))
+        .collect();
     let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
     let (mut name_matched, mut taken, mut open) = (0, 0, 0);
     let mut notes = Vec::new();
@@ -755,7 +762,8 @@ fn find_precise(
         for &(k, tie) in &usages.tied {
             let s = &names.sites[k];
             let left = unresolved_at.contains(&(s.file_path.as_str(), s.line, s.column));
-            if left && !fallback.contains(&s.file_path) && !tie.answers_unresolved() {
+            let read = !unread.contains(&(s.file_path.clone(), s.line, s.column));
+            if left && read && !fallback.contains(&s.file_path) && !tie.answers_unresolved() {
                 open += 1;
             } else if fallback.contains(&s.file_path) || left {
                 name_matched += usize::from(tie != Tie::Exact);

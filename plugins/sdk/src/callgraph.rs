@@ -174,7 +174,13 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
             .host
             .precise_unresolved(&names.defs[c])
             .unwrap_or_default();
-        Ok(precise_incoming(&edges, heuristic, &precise, &unresolved))
+        let unread = self.host.precise_unread(&names.defs[c]).unwrap_or_default();
+        Ok(precise_incoming(
+            &edges,
+            heuristic,
+            &precise,
+            (&unresolved, &unread),
+        ))
     }
 
     /// The edges of `kinds` that start in `qualified_name`, each with what it leads to.
@@ -263,7 +269,7 @@ fn precise_incoming(
     edges: &[Edge],
     heuristic: Incoming,
     precise: &PreciseUsages,
-    unresolved: &[Site],
+    (unresolved, unread): (&[Site], &[Site]),
 ) -> Incoming {
     let fallback: HashSet<&str> = precise
         .fallback_files
@@ -276,10 +282,16 @@ fn precise_incoming(
         .collect();
     let heuristic_answers =
         |e: &Edge| fallback.contains(e.file_path.as_str()) || left.contains(&at(e));
-    // At a site the indexer left unresolved, an open tie (a guess between same-named
-    // definitions) is not taken; in files that fell back, the heuristic answers alone.
+    let unread: HashSet<(&str, u32, u32)> = unread
+        .iter()
+        .map(|s| (s.file_path.as_str(), s.line, s.column))
+        .collect();
+    // At a site the indexer read but left unresolved, an open tie (a guess between
+    // same-named definitions) is not taken; in files that fell back and in code the
+    // indexer did not read, the heuristic answers alone.
     let heuristic_takes = |e: &Edge, tie: Tie| {
         fallback.contains(e.file_path.as_str())
+            || unread.contains(&at(e))
             || (left.contains(&at(e)) && tie.answers_unresolved())
     };
     let mut lines: HashMap<(&str, u32), HashSet<u32>> = HashMap::new();
@@ -417,7 +429,7 @@ mod tests {
             note: None,
         };
         let unresolved = [site(2, "a.py"), site(3, "a.py")];
-        let inc = precise_incoming(&edges, heuristic, &precise, &unresolved);
+        let inc = precise_incoming(&edges, heuristic.clone(), &precise, (&unresolved, &[]));
         let kept: Vec<(&str, u32, Tie)> = inc
             .links
             .iter()
@@ -433,6 +445,13 @@ mod tests {
         );
         assert_eq!(inc.provenance.unresolved, 2);
         assert_eq!(inc.provenance.fallback_files, ["b.py"]);
+        // a.py:3 in code the indexer did not read: its open tie is taken, as in b.py.
+        let inc = precise_incoming(&edges, heuristic, &precise, (&unresolved, &unresolved[1..]));
+        assert!(
+            inc.links
+                .iter()
+                .any(|(e, t)| e.line == 3 && *t == Tie::Open)
+        );
     }
 
     struct Mem {

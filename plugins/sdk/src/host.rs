@@ -364,6 +364,13 @@ pub trait Host {
         let _ = def;
         Ok(Vec::new())
     }
+    /// Since WIT 0.4: those of the unresolved sites on lines where the indexer recorded
+    /// nothing at all (code it did not read: inactive `cfg`, files outside its targets).
+    /// By default there are none.
+    fn precise_unread(&self, def: &Sym) -> ToolResult<Vec<Site>> {
+        let _ = def;
+        Ok(Vec::new())
+    }
     /// Since WIT 0.4: whether `def` is linked to precise data: (`precise` or
     /// `heuristic`, why not).
     fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {

@@ -55,19 +55,26 @@ impl HostImpl {
         })
     }
 
+    /// The sites the indexer left unresolved; `unread_only`: those on lines it recorded
+    /// nothing at.
     pub(super) fn precise_unresolved_of(
         &self,
         scope: &CallScope,
         file_path: &str,
         start_line: u32,
         name: &str,
+        unread_only: bool,
     ) -> Result<Vec<ReferenceSite>, CallError> {
         let (project, rel) = self.precise_scope(scope, file_path)?;
         let pm = &self.core.projects;
         let sites = self
             .block(answers::unresolved(pm, &project, &rel, start_line, name))
             .map_err(internal)?;
-        Ok(sites.into_iter().map(reference_site).collect())
+        Ok(sites
+            .into_iter()
+            .filter(|(_, unread)| *unread || !unread_only)
+            .map(|(s, _)| reference_site(s))
+            .collect())
     }
 
     pub(super) fn precise_link_of(

@@ -334,14 +334,15 @@ pub async fn usages(
 /// The sites of `name` the tree-sitter index holds in fresh precise files of the
 /// definition's language where the indexer recorded no occurrence at all (of any symbol,
 /// locals included): it could not resolve what is written there, so its usages of the
-/// definition may miss them. Empty when the definition is not linked.
+/// definition may miss them. Each with whether its line holds no occurrence of anything
+/// (`true`: code the indexer did not read). Empty when the definition is not linked.
 pub async fn unresolved(
     pm: &ProjectManager,
     project: &ProjectRow,
     file: &str,
     start_line: u32,
     name: &str,
-) -> Result<Vec<PreciseSite>> {
+) -> Result<Vec<(PreciseSite, bool)>> {
     let Link::Linked {
         language,
         freshness,
@@ -369,6 +370,7 @@ pub async fn unresolved(
         let to = rows.iter().map(|r| r.line).max().unwrap_or(1);
         let path = rows[0].file_path.clone();
         let hits = pm.db().precise_in_file(file_id, from, to, false).await?;
+        let read: std::collections::HashSet<u32> = hits.iter().map(|h| h.line).collect();
         let hits = resolving(
             pm,
             project,
@@ -385,20 +387,21 @@ pub async fn unresolved(
                     && (h.column == r.column || symbol_name(&h.symbol).as_deref() == Some(name))
             })
         };
-        out.extend(
-            rows.into_iter()
-                .filter(|r| !resolved(*r))
-                .map(|r| PreciseSite {
-                    file_path: r.file_path.clone(),
-                    line: r.line,
-                    column: r.column,
-                    kind: r.kind.clone(),
-                    qualifier: r.qualifier.clone(),
-                    enclosing_symbol: r.enclosing_symbol.clone(),
-                }),
-        );
+        out.extend(rows.into_iter().filter(|r| !resolved(*r)).map(|r| {
+            let site = PreciseSite {
+                file_path: r.file_path.clone(),
+                line: r.line,
+                column: r.column,
+                kind: r.kind.clone(),
+                qualifier: r.qualifier.clone(),
+                enclosing_symbol: r.enclosing_symbol.clone(),
+            };
+            (site, !read.contains(&r.line))
+        }));
     }
-    out.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
+    out.sort_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+    });
     Ok(out)
 }
 
