@@ -230,6 +230,32 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
 }
 
 #[tokio::test]
+async fn code_the_indexer_did_not_read_is_the_heuristics_with_its_open_ties() {
+    // Inactive `cfg` code: rust-analyzer records nothing there, so the closure's
+    // `c.area()` (an open tie between the two `area` methods) is the heuristic's, and
+    // the answer says it is partial.
+    let ws = fixture("rust");
+    let shapes = ws.path().join("src/shapes.rs");
+    let mut text = std::fs::read_to_string(&shapes).unwrap();
+    text.push_str(
+        "\n#[cfg(feature = \"never\")]\npub fn sum_all(all: &[Circle]) -> f64 {\n    all.iter().map(|c| c.area()).sum()\n}\n",
+    );
+    std::fs::write(&shapes, text).unwrap();
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+    let v = s.reference_sites("Circle::area").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/lib.rs", 7), ("src/lib.rs", 11), ("src/shapes.rs", 29)]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], false, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn python_module_access_is_precise() {
     let ws = fixture("python");
     let s = Scryer::start(&[], &PRECISE_ON).await;
