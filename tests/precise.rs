@@ -256,6 +256,33 @@ async fn code_the_indexer_did_not_read_is_the_heuristics_with_its_open_ties() {
 }
 
 #[tokio::test]
+async fn a_trait_items_implementations_are_its_uses() {
+    // rust-analyzer writes `fn sides` in `impl Shape for Square` as the impl's own
+    // definition; the syntax says it implements `Shape::sides`, as the truth counts it.
+    let ws = fixture("rust");
+    let shapes = ws.path().join("src/shapes.rs");
+    let mut text = std::fs::read_to_string(&shapes).unwrap();
+    text.push_str(concat!(
+        "\npub trait Shape {\n    fn sides(&self) -> u32;\n}\n",
+        "\nimpl Shape for Square {\n    fn sides(&self) -> u32 {\n        4\n    }\n}\n",
+        "\npub fn count(s: &dyn Shape) -> u32 {\n    s.sides()\n}\n",
+    ));
+    std::fs::write(&shapes, text).unwrap();
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+    let v = s.reference_sites("Shape::sides").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/shapes.rs", 32), ("src/shapes.rs", 38)]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], true, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn python_module_access_is_precise() {
     let ws = fixture("python");
     let s = Scryer::start(&[], &PRECISE_ON).await;

@@ -757,6 +757,20 @@ fn find_precise(
     let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
     let (mut name_matched, mut taken, mut open) = (0, 0, 0);
     let mut notes = Vec::new();
+    // An implementation of a trait item (`impl Trait for T { fn item .. }`) is a use of
+    // it: the syntax says which, and the indexer writes it as the impl's own definition.
+    let family = names.family(c);
+    if family.len() > 1 && family[0] == c {
+        let owner = names.defs[c].owner.as_deref();
+        group.extend(
+            names
+                .sites
+                .iter()
+                .filter(|s| s.kind == "implements" && s.qualifier.as_deref() == owner)
+                .filter(|s| !fallback.contains(&s.file_path))
+                .map(|s| (s, Tie::Exact)),
+        );
+    }
     if !fallback.is_empty() || !unresolved.is_empty() {
         let usages = names.usages_of(host, c, &names.sites)?;
         for &(k, tie) in &usages.tied {
@@ -772,6 +786,12 @@ fn find_precise(
             }
         }
     }
+    group.sort_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+    });
+    group.dedup_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column) == (&b.file_path, b.line, b.column)
+    });
     if !fallback.is_empty() {
         notes.push(fallback_note(&precise.fallback_files));
     }

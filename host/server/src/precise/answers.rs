@@ -387,7 +387,7 @@ pub async fn unresolved(
                     && (h.column == r.column || symbol_name(&h.symbol).as_deref() == Some(name))
             })
         };
-        out.extend(rows.into_iter().filter(|r| !resolved(*r)).map(|r| {
+        out.extend(rows.into_iter().filter(|r| !resolved(r)).map(|r| {
             let site = PreciseSite {
                 file_path: r.file_path.clone(),
                 line: r.line,
