@@ -446,6 +446,62 @@ async fn precise_off_reports_off_and_heuristic_answers() {
 }
 
 #[tokio::test]
+async fn an_imported_index_does_not_apply_to_a_file_edited_since_it_was_built() {
+    // The index is built, then checkout.py gains a line at the top before the import:
+    // the index's positions are not that file's any more, so the file is answered by
+    // the heuristic (with its sites at their new lines) and the answer says `mixed`.
+    let ws = fixture("python");
+    let out = tempfile::tempdir().unwrap();
+    let index = out.path().join("index.scip");
+    let made = std::process::Command::new("scip-python")
+        .args(["index", "--project-name", "shop", "--project-version", "0"])
+        .arg("--output")
+        .arg(&index)
+        .current_dir(ws.path())
+        .output()
+        .expect("scip-python on PATH (.ci/run installs it)");
+    assert!(made.status.success(), "{made:?}");
+    let checkout = ws.path().join("shop/checkout.py");
+    let text = std::fs::read_to_string(&checkout).unwrap();
+    std::fs::write(&checkout, format!("import math\n{text}")).unwrap();
+    let s = Scryer::start(
+        &[],
+        &[
+            ("SCRYER_PRECISE", "auto"),
+            ("SCRYER_PRECISE_PYTHON_CMD", "/nonexistent/scip-python"),
+        ],
+    )
+    .await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "unavailable", Duration::from_secs(60)).await;
+    let imported = std::process::Command::new(support::scryer_bin())
+        .arg("--db")
+        .arg(s.state.path().join("index.db"))
+        .args(["precise", "import"])
+        .arg(&index)
+        .arg("--project")
+        .arg(ws.path())
+        .env("SCRYER_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{imported:?}");
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(30)).await;
+    let v = s.reference_sites("with_tax").await;
+    assert_eq!(v["precision"], "mixed", "{v}");
+    assert!(v["notes"].to_string().contains("shop/checkout.py"), "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/checkout.py", 9),
+            ("shop/checkout.py", 13),
+            ("shop/pricing.py", 15)
+        ]),
+        "{v}"
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn an_imported_index_answers_until_its_files_are_edited() {
     // No indexer runs in the daemon: the index comes from scip-python run by hand, the
     // way CI would build it, and `scryer precise import` hands it to the running daemon.
