@@ -65,6 +65,18 @@ fn sites(v: &Value) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// The sorted `qualified_name`s of a list of nodes.
+fn names(list: &Value) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .map(|n| n["qualified_name"].as_str().unwrap().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
 fn owned(list: &[(&str, u64)]) -> Vec<(String, u64)> {
     list.iter().map(|(f, l)| (f.to_string(), *l)).collect()
 }
@@ -116,6 +128,53 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
         "{v}"
     );
 
+    // The call graph, the impact and inspect_symbol's callers: the indexer decides which
+    // `area` each closure calls, which the syntax tree cannot.
+    let v = s
+        .call_json(
+            "trace_call_hierarchy",
+            json!({"symbol": "Circle::area", "direction": "incoming", "depth": 1}),
+        )
+        .await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], true, "{v}");
+    assert_eq!(
+        names(&v["callers"]),
+        ["precise_demo::sum_circles", "precise_demo::total"],
+        "{v}"
+    );
+    let v = s
+        .call_json(
+            "calculate_blast_radius",
+            json!({"symbol": "Square::area", "depth": 1}),
+        )
+        .await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], true, "{v}");
+    assert_eq!(
+        names(&v["affected"]),
+        ["precise_demo::biggest", "precise_demo::total"],
+        "{v}"
+    );
+    let v = s
+        .call_json("inspect_symbol", json!({"symbol": "Circle::area"}))
+        .await;
+    assert_eq!(v["callers_precision"], "precise", "{v}");
+    assert_eq!(v["caller_count"], 2, "{v}");
+    assert_eq!(v["references_precision"], "precise", "{v}");
+    assert_eq!(v["reference_count"], 2, "{v}");
+    let v = s
+        .call_json(
+            "get_enclosing_scope",
+            json!({"file_path": "src/lib.rs", "line": 11}),
+        )
+        .await;
+    assert_eq!(
+        v["scope"]["qualified_name"], "precise_demo::sum_circles",
+        "{v}"
+    );
+    assert_eq!(v["precision"], "precise", "{v}");
+
     // An edit: lib.rs falls back to the heuristic, for that file only.
     let lib = ws.path().join("src/lib.rs");
     let mut text = std::fs::read_to_string(&lib).unwrap();
@@ -139,6 +198,18 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
         "{v}"
     );
     assert!(sites(&v).contains(&("src/lib.rs".to_string(), 19)), "{v}");
+    let v = s
+        .call_json(
+            "trace_call_hierarchy",
+            json!({"symbol": "Circle::area", "direction": "incoming", "depth": 1}),
+        )
+        .await;
+    assert_eq!(v["precision"], "mixed", "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(
+        names(&v["callers"]).contains(&"precise_demo::twice".to_string()),
+        "{v}"
+    );
 
     // Once edits settle the indexer runs again, and the answer is precise with the new site.
     let started = Instant::now();
@@ -155,6 +226,59 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
         owned(&[("src/lib.rs", 7), ("src/lib.rs", 11), ("src/lib.rs", 19)]),
         "{v}"
     );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn code_the_indexer_did_not_read_is_the_heuristics_with_its_open_ties() {
+    // Inactive `cfg` code: rust-analyzer records nothing there, so the closure's
+    // `c.area()` (an open tie between the two `area` methods) is the heuristic's, and
+    // the answer says it is partial.
+    let ws = fixture("rust");
+    let shapes = ws.path().join("src/shapes.rs");
+    let mut text = std::fs::read_to_string(&shapes).unwrap();
+    text.push_str(
+        "\n#[cfg(feature = \"never\")]\npub fn sum_all(all: &[Circle]) -> f64 {\n    all.iter().map(|c| c.area()).sum()\n}\n",
+    );
+    std::fs::write(&shapes, text).unwrap();
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+    let v = s.reference_sites("Circle::area").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/lib.rs", 7), ("src/lib.rs", 11), ("src/shapes.rs", 29)]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], false, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_trait_items_implementations_are_its_uses() {
+    // rust-analyzer writes `fn sides` in `impl Shape for Square` as the impl's own
+    // definition; the syntax says it implements `Shape::sides`, as the truth counts it.
+    let ws = fixture("rust");
+    let shapes = ws.path().join("src/shapes.rs");
+    let mut text = std::fs::read_to_string(&shapes).unwrap();
+    text.push_str(concat!(
+        "\npub trait Shape {\n    fn sides(&self) -> u32;\n}\n",
+        "\nimpl Shape for Square {\n    fn sides(&self) -> u32 {\n        4\n    }\n}\n",
+        "\npub fn count(s: &dyn Shape) -> u32 {\n    s.sides()\n}\n",
+    ));
+    std::fs::write(&shapes, text).unwrap();
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+    let v = s.reference_sites("Shape::sides").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/shapes.rs", 32), ("src/shapes.rs", 38)]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], true, "{v}");
     s.stop().await;
 }
 
@@ -191,6 +315,42 @@ async fn python_module_access_is_precise() {
 }
 
 #[tokio::test]
+async fn python_sites_the_indexer_did_not_bind_are_the_heuristics_and_make_the_answer_partial() {
+    let ws = fixture("python");
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+
+    // `shop.DISCOUNT` goes through the package's re-export: scip-python names a symbol
+    // there that its index defines nowhere, so the site is not a resolved one.
+    let v = s.reference_sites("DISCOUNT").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("shop/__init__.py", 2), ("shop/refunds.py", 9)]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(v["notes"].to_string().contains("could not resolve"), "{v}");
+
+    // Under `if os.name == "nt" and ..:` with `pythonPlatform: Linux` (pyrightconfig.json)
+    // scip-python holds the code unreachable and writes bare locals there: the call is
+    // the heuristic's, and the answer is partial.
+    let v = s.reference_sites("round_price").await;
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/refunds.py", 5),
+            ("shop/refunds.py", 9),
+            ("shop/refunds.py", 14)
+        ]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], false, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn typescript_imports_and_re_exports_are_precise_and_the_inferred_tsconfig_goes() {
     let ws = fixture("typescript");
     let s = Scryer::start(&[], &PRECISE_ON).await;
@@ -212,6 +372,15 @@ async fn typescript_imports_and_re_exports_are_precise_and_the_inferred_tsconfig
         owned(&[("src/app.ts", 1), ("src/app.ts", 4), ("src/index.ts", 1)]),
         "{v}"
     );
+    // `new Ledger(..)` is an occurrence of the constructor: it is a use of the class.
+    let v = s.reference_sites("Ledger").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[("src/ledger.ts", 6), ("src/ledger.ts", 7)]),
+        "{v}"
+    );
+    assert_eq!(v["complete"], true, "{v}");
     s.stop().await;
 }
 
@@ -234,6 +403,15 @@ async fn a_missing_indexer_is_unavailable_and_answers_stay_heuristic() {
     let v = s.reference_sites("Circle::area").await;
     assert_eq!(v["precision"], "heuristic", "{v}");
     assert!(v["notes"].to_string().contains("unavailable"), "{v}");
+    // Precise mode is on, so the graph tools say why their answer is heuristic.
+    let v = s
+        .call_json(
+            "trace_call_hierarchy",
+            json!({"symbol": "Circle::area", "direction": "incoming", "depth": 1}),
+        )
+        .await;
+    assert_eq!(v["precision"], "heuristic", "{v}");
+    assert!(v["notes"].to_string().contains("unavailable"), "{v}");
     s.stop().await;
 }
 
@@ -251,5 +429,169 @@ async fn precise_off_reports_off_and_heuristic_answers() {
     assert_eq!(v["precise"]["state"], "off", "{v}");
     let v = s.reference_sites("Square::area").await;
     assert_eq!(v["precision"], "heuristic", "{v}");
+    // Off: the other tools carry no label, every answer would say the same (ADR 0021).
+    let v = s
+        .call_json(
+            "trace_call_hierarchy",
+            json!({"symbol": "Square::area", "direction": "incoming", "depth": 1}),
+        )
+        .await;
+    assert!(v.get("precision").is_none(), "{v}");
+    let v = s
+        .call_json("inspect_symbol", json!({"symbol": "Square::area"}))
+        .await;
+    assert!(v.get("callers_precision").is_none(), "{v}");
+    assert!(v.get("references_precision").is_none(), "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn an_imported_index_does_not_apply_to_a_file_edited_since_it_was_built() {
+    // The index is built, then checkout.py gains a line at the top before the import:
+    // the index's positions are not that file's any more, so the file is answered by
+    // the heuristic (with its sites at their new lines) and the answer says `mixed`.
+    let ws = fixture("python");
+    let out = tempfile::tempdir().unwrap();
+    let index = out.path().join("index.scip");
+    let made = std::process::Command::new("scip-python")
+        .args(["index", "--project-name", "shop", "--project-version", "0"])
+        .arg("--output")
+        .arg(&index)
+        .current_dir(ws.path())
+        .output()
+        .expect("scip-python on PATH (.ci/run installs it)");
+    assert!(made.status.success(), "{made:?}");
+    let checkout = ws.path().join("shop/checkout.py");
+    let text = std::fs::read_to_string(&checkout).unwrap();
+    std::fs::write(&checkout, format!("import math\n{text}")).unwrap();
+    let s = Scryer::start(
+        &[],
+        &[
+            ("SCRYER_PRECISE", "auto"),
+            ("SCRYER_PRECISE_PYTHON_CMD", "/nonexistent/scip-python"),
+        ],
+    )
+    .await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "unavailable", Duration::from_secs(60)).await;
+    let imported = std::process::Command::new(support::scryer_bin())
+        .arg("--db")
+        .arg(s.state.path().join("index.db"))
+        .args(["precise", "import"])
+        .arg(&index)
+        .arg("--project")
+        .arg(ws.path())
+        .env("SCRYER_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{imported:?}");
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(30)).await;
+    let v = s.reference_sites("with_tax").await;
+    assert_eq!(v["precision"], "mixed", "{v}");
+    assert!(v["notes"].to_string().contains("shop/checkout.py"), "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/checkout.py", 9),
+            ("shop/checkout.py", 13),
+            ("shop/pricing.py", 15)
+        ]),
+        "{v}"
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn an_imported_index_answers_until_its_files_are_edited() {
+    // No indexer runs in the daemon: the index comes from scip-python run by hand, the
+    // way CI would build it, and `scryer precise import` hands it to the running daemon.
+    let ws = fixture("python");
+    let out = tempfile::tempdir().unwrap();
+    let index = out.path().join("index.scip");
+    let made = std::process::Command::new("scip-python")
+        .args(["index", "--project-name", "shop", "--project-version", "0"])
+        .arg("--output")
+        .arg(&index)
+        .current_dir(ws.path())
+        .output()
+        .expect("scip-python on PATH (.ci/run installs it)");
+    assert!(made.status.success(), "{made:?}");
+    let s = Scryer::start(
+        &[],
+        &[
+            ("SCRYER_PRECISE", "auto"),
+            ("SCRYER_PRECISE_PYTHON_CMD", "/nonexistent/scip-python"),
+        ],
+    )
+    .await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "unavailable", Duration::from_secs(60)).await;
+    let v = s.reference_sites("with_tax").await;
+    assert_eq!(v["precision"], "heuristic", "{v}");
+
+    let db = s.state.path().join("index.db");
+    let imported = std::process::Command::new(support::scryer_bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["precise", "import"])
+        .arg(&index)
+        .arg("--project")
+        .arg(ws.path())
+        .env("SCRYER_LOG", "warn")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&imported.stdout).to_string();
+    assert!(imported.status.success(), "{imported:?}");
+    assert!(said.contains("python file(s) from scip-python"), "{said}");
+
+    let status = wait_precise(&s, ws.path(), "ready", Duration::from_secs(30)).await;
+    let python = &status["precise_languages"][0];
+    assert_eq!(python["source"], "import", "{status}");
+    assert!(python["files"].as_u64() >= Some(2), "{status}");
+    let v = s.reference_sites("with_tax").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], true, "{v}");
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/checkout.py", 8),
+            ("shop/checkout.py", 12),
+            ("shop/pricing.py", 15)
+        ]),
+        "{v}"
+    );
+
+    // An edit after the import: that file's precise data no longer applies, and it is
+    // answered by the heuristic (with its new site); no indexer can run here to renew it.
+    let checkout = ws.path().join("shop/checkout.py");
+    let mut text = std::fs::read_to_string(&checkout).unwrap();
+    text.push_str("\n\ndef refund(amount):\n    return -pricing.with_tax(amount)\n");
+    std::fs::write(&checkout, text).unwrap();
+    let started = Instant::now();
+    let v = loop {
+        let v = s.reference_sites("with_tax").await;
+        if v["precision"] == "mixed" || started.elapsed() > Duration::from_secs(30) {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(v["precision"], "mixed", "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("1 edited since the precise run): shop/checkout.py"),
+        "{v}"
+    );
+    assert_eq!(
+        sites(&v),
+        owned(&[
+            ("shop/checkout.py", 8),
+            ("shop/checkout.py", 12),
+            ("shop/checkout.py", 16),
+            ("shop/pricing.py", 15)
+        ]),
+        "{v}"
+    );
     s.stop().await;
 }

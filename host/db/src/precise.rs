@@ -50,6 +50,7 @@ pub(crate) const SCHEMA: &[&str] = &[
         symbol TEXT NOT NULL
     )",
     "CREATE INDEX IF NOT EXISTS precise_symbol_by_language ON precise_symbol (project_id, language)",
+    "CREATE INDEX IF NOT EXISTS precise_symbol_by_text ON precise_symbol (project_id, symbol)",
     "CREATE TABLE IF NOT EXISTS precise_occurrence (
         id INTEGER PRIMARY KEY,
         project_id INTEGER NOT NULL,
@@ -269,6 +270,23 @@ impl Db {
             }
         }
         out.sort_by_key(|h| (h.line, h.column));
+        Ok(out)
+    }
+
+    /// The ids of the project's interned SCIP symbol `symbol` (none when the index never
+    /// names it).
+    pub async fn precise_symbol_ids(&self, project_id: i64, symbol: &str) -> Result<Vec<i64>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                "SELECT id FROM precise_symbol WHERE project_id = ?1 AND symbol = ?2",
+                (project_id, symbol),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push(int(col(&row, 0)?).unwrap_or_default());
+        }
         Ok(out)
     }
 

@@ -381,6 +381,24 @@ impl index::Host for CallState {
     ) -> Result<index::PreciseTarget, types::CallError> {
         self.in_host(|host, scope| host.precise_definitions_at(scope, &file_path, line, &name))
     }
+
+    fn precise_unresolved(
+        &mut self,
+        file_path: String,
+        start_line: u32,
+        name: String,
+    ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
+        self.in_host(|host, scope| host.precise_unresolved(scope, &file_path, start_line, &name))
+    }
+
+    fn precise_unread(
+        &mut self,
+        file_path: String,
+        start_line: u32,
+        name: String,
+    ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
+        self.in_host(|host, scope| host.precise_unread(scope, &file_path, start_line, &name))
+    }
 }
 
 impl dependencies::Host for CallState {

@@ -135,8 +135,30 @@ pub trait HostServices: Send + Sync + 'static {
             precision: "heuristic".into(),
             sites: Vec::new(),
             fallback_files: Vec::new(),
-            note: Some("this host keeps no precise data".into()),
+            note: None,
         })
+    }
+    /// Since WIT 0.4: the sites of a definition's name in files with precise data where
+    /// the indexer recorded no occurrence. By default there are none.
+    fn precise_unresolved(
+        &self,
+        _scope: &CallScope,
+        _file_path: &str,
+        _start_line: u32,
+        _name: &str,
+    ) -> Result<Vec<wit::ReferenceSite>, wit::CallError> {
+        Ok(Vec::new())
+    }
+    /// Since WIT 0.4: those of the unresolved sites on lines where the indexer recorded
+    /// nothing (code it did not read). By default there are none.
+    fn precise_unread(
+        &self,
+        _scope: &CallScope,
+        _file_path: &str,
+        _start_line: u32,
+        _name: &str,
+    ) -> Result<Vec<wit::ReferenceSite>, wit::CallError> {
+        Ok(Vec::new())
     }
     /// Since WIT 0.4: whether a definition is linked to precise data.
     fn precise_link(
@@ -148,7 +170,7 @@ pub trait HostServices: Send + Sync + 'static {
     ) -> Result<wit::PreciseLinkState, wit::CallError> {
         Ok(wit::PreciseLinkState {
             precision: "heuristic".into(),
-            note: Some("this host keeps no precise data".into()),
+            note: None,
         })
     }
     /// Since WIT 0.4: what a written site refers to, by precise data.

@@ -87,6 +87,7 @@ fn walk<H: Host + ?Sized>(
         let mut next = Vec::new();
         for def in &frontier {
             let inc = g.incoming(def, IMPACT_KINDS)?;
+            coverage.provenance(&inc.provenance);
             coverage.left_out(&inc.unrelated);
             for (e, mut tie) in inc.links {
                 if skip_file == Some(e.file_path.as_str()) {
@@ -268,7 +269,9 @@ pub fn calculate_blast_radius<H: Host + ?Sized>(
         ));
     }
     notes.extend(coverage.notes(symbol.as_ref().map(|_| roots[0].name.as_str())));
+    notes.extend(coverage.precision_notes());
     let gaps = coverage.gaps();
+    let precision = coverage.precision();
 
     let items: Vec<Item> = files
         .iter()
@@ -304,6 +307,7 @@ pub fn calculate_blast_radius<H: Host + ?Sized>(
             "name_only": (coverage.name_only > 0).then_some(coverage.name_only),
             "unresolved": (coverage.unresolved > 0).then_some(coverage.unresolved),
             "complete": !cut && gaps.is_empty(),
+            "precision": precision,
             "notes": notes,
         });
         if let (Value::Object(b), Value::Object(h)) = (&mut body, &head) {

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use scryer_plugin_sdk::ToolResult;
 use scryer_plugin_sdk::attribution::{SymbolQuery, Tie, edge_site};
-use scryer_plugin_sdk::callgraph::CallGraph;
+use scryer_plugin_sdk::callgraph::{CallGraph, Provenance};
 use scryer_plugin_sdk::host::{Ctx, Edge, Facts, Host, Sym};
 use scryer_plugin_sdk::resolve::Attribution;
 use serde_json::{Value, json};
@@ -171,6 +171,15 @@ pub struct Coverage {
     pub failed_files: Vec<String>,
     /// The traversal stopped at this many nodes.
     pub capped_at: Option<usize>,
+    /// Incoming lookups answered from precise data, and from the heuristic alone.
+    precise_lookups: usize,
+    heuristic_lookups: usize,
+    /// Files answered by the heuristic although their language has precise data.
+    fallback_files: BTreeSet<String>,
+    /// Edge sites the indexer left unresolved, answered by the heuristic.
+    indexer_unresolved: usize,
+    /// Why the first heuristic lookup had no precise data.
+    heuristic_note: Option<String>,
 }
 
 impl Coverage {
@@ -200,9 +209,89 @@ impl Coverage {
         self.unrelated = self.unrelated_sites.len();
     }
 
+    /// Counts where one lookup's edges came from.
+    pub fn provenance(&mut self, p: &Provenance) {
+        if p.precision == "precise" || p.precision == "mixed" {
+            self.precise_lookups += 1;
+            self.fallback_files.extend(p.fallback_files.iter().cloned());
+            self.indexer_unresolved += p.unresolved;
+        } else {
+            self.heuristic_lookups += 1;
+            if self.heuristic_note.is_none() {
+                self.heuristic_note = p.note.clone();
+            }
+        }
+    }
+
+    /// Counts a lookup the heuristic answered (outgoing edges).
+    pub fn heuristic_lookup(&mut self) {
+        self.heuristic_lookups += 1;
+    }
+
+    /// The answer's `precision`: `precise` when precise data answered every lookup and
+    /// no file fell back, `heuristic` when it answered none, else `mixed`. `None` when
+    /// there is nothing to say (ADR 0021): no lookup had precise data and none said why
+    /// (precise mode off, or a host without precise data), so every answer in the
+    /// project would carry the same label and `get_indexing_status` says it once.
+    pub fn precision(&self) -> Option<&'static str> {
+        match (self.precise_lookups, self.heuristic_lookups) {
+            (0, _) if self.heuristic_note.is_none() => None,
+            (0, _) => Some("heuristic"),
+            (_, 0) if self.fallback_files.is_empty() => Some("precise"),
+            _ => Some("mixed"),
+        }
+    }
+
+    /// What the answer says about its precision, when it is not plainly precise.
+    pub fn precision_notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if !self.fallback_files.is_empty() {
+            let shown: Vec<&str> = self
+                .fallback_files
+                .iter()
+                .take(5)
+                .map(String::as_str)
+                .collect();
+            notes.push(format!(
+                "precision mixed: {} file(s) fell back to the heuristic (edited or added since the precise run): {}{}",
+                self.fallback_files.len(),
+                shown.join(", "),
+                if self.fallback_files.len() > shown.len() { ", …" } else { "" }
+            ));
+        }
+        if self.precise_lookups > 0 && self.heuristic_lookups > 0 {
+            notes.push(format!(
+                "precision mixed: {} lookup(s) from precise data, {} from the heuristic (callees, or definitions without precise data{})",
+                self.precise_lookups,
+                self.heuristic_lookups,
+                self.heuristic_note
+                    .as_deref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
+            ));
+        } else if self.precise_lookups == 0
+            && let Some(n) = &self.heuristic_note
+        {
+            notes.push(format!("precision heuristic: {n}"));
+        }
+        notes
+    }
+
     /// Why the answer is not exhaustive (empty: it is).
     pub fn gaps(&self) -> Vec<String> {
         let mut why = Vec::new();
+        if !self.fallback_files.is_empty() {
+            why.push(format!(
+                "{} file(s) answered by the heuristic (edited or added since the precise run)",
+                self.fallback_files.len()
+            ));
+        }
+        if self.indexer_unresolved > 0 {
+            why.push(format!(
+                "{} site(s) the indexer left unresolved (answered by the heuristic)",
+                self.indexer_unresolved
+            ));
+        }
         if self.name_only > 0 {
             why.push(format!(
                 "{} edge(s) tied to their target by name only",

@@ -232,6 +232,7 @@ impl<H: Host + ?Sized> Walk<'_, '_, H> {
         match dir {
             Dir::In => {
                 let inc = self.g.incoming(def, CALL_KINDS)?;
+                self.coverage.provenance(&inc.provenance);
                 self.coverage.left_out(&inc.unrelated);
                 for (e, tie) in inc.links {
                     match groups.iter_mut().find(|g| g.name == e.from_symbol) {
@@ -249,6 +250,7 @@ impl<H: Host + ?Sized> Walk<'_, '_, H> {
                 }
             }
             Dir::Out => {
+                self.coverage.heuristic_lookup();
                 for (e, target) in self.g.outgoing(&def.qualified_name, CALL_KINDS)? {
                     let (key, callee, tie, candidates) = match target {
                         Target::Def(d, tie) => (d.qualified_name.clone(), Some(d), tie, Vec::new()),
@@ -415,7 +417,9 @@ pub fn trace_call_hierarchy<H: Host + ?Sized>(
         });
     }
     notes.extend(coverage.notes(Some(&root.name)));
+    notes.extend(coverage.precision_notes());
     let gaps = coverage.gaps();
+    let precision = coverage.precision();
 
     let total = nodes.len();
     if query.offset >= total && total > 0 {
@@ -455,6 +459,7 @@ pub fn trace_call_hierarchy<H: Host + ?Sized>(
                     "name_only": (coverage.name_only > 0).then_some(coverage.name_only),
                     "unresolved": (coverage.unresolved > 0).then_some(coverage.unresolved),
                     "complete": complete,
+                    "precision": precision,
                     "notes": notes,
                 });
                 if cut {
@@ -486,6 +491,9 @@ pub fn trace_call_hierarchy<H: Host + ?Sized>(
                         "partial".into()
                     },
                 );
+                if let Some(p) = precision {
+                    out.push_str(&format!(" | {p}"));
+                }
                 out.push_str(&format!(
                     " | index: {} files, {} parse failures",
                     facts.files, facts.parse_failures

@@ -12,7 +12,7 @@ use scryer_decisions::{Corpus, DOC_DIRS, SourceDoc, StoredRow, SymbolInfo};
 use scryer_plugin_sdk::args::{Args, check_text};
 use scryer_plugin_sdk::attribution::{SymbolQuery, Tie, file_matches, parse_symbol, relative_path};
 use scryer_plugin_sdk::budget::fit_prefix;
-use scryer_plugin_sdk::callgraph::{CallGraph, Target};
+use scryer_plugin_sdk::callgraph::{CallGraph, Provenance, Target};
 use scryer_plugin_sdk::host::{Ctx, DepSym, Host, Sym};
 use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
 use serde_json::{Map, Value, json};
@@ -137,6 +137,8 @@ fn parse(args: &Args, ctx: &Ctx) -> ToolResult<Request> {
 struct Listing {
     items: Vec<String>,
     total: usize,
+    /// Where an incoming listing comes from (precise data or the heuristic).
+    precision: Option<Provenance>,
 }
 
 struct Snippet {
@@ -430,7 +432,9 @@ fn neighbours<H: Host + ?Sized>(
     let mut files: Vec<String> = Vec::new();
     let mut callers = Listing::default();
     let mut seen: HashSet<String> = HashSet::new();
-    for (e, tie) in g.incoming(d, NEIGHBOUR_KINDS)?.links {
+    let incoming = g.incoming(d, NEIGHBOUR_KINDS)?;
+    callers.precision = Some(incoming.provenance);
+    for (e, tie) in incoming.links {
         if !seen.insert(e.from_symbol.clone()) {
             continue;
         }
@@ -563,16 +567,54 @@ fn implementations<H: Host + ?Sized>(
     Ok(((traits.total > 0).then_some(traits), None))
 }
 
-/// Attributed references to definition `d` (the count `find_references` would list).
+/// References to definition `d` (the count `find_references` would list) and where the
+/// count comes from: precise data where it applies, the heuristic's attribution in files
+/// edited since the precise run and at sites the indexer left unresolved.
 fn reference_count<H: Host + ?Sized>(
     g: &mut CallGraph<'_, H>,
     d: &Sym,
-) -> ToolResult<Option<usize>> {
+) -> ToolResult<Option<(usize, Option<String>)>> {
     let names = g.names(&d.name, Some(&d.qualified_name))?;
     let Some(c) = names.position(&d.qualified_name) else {
         return Ok(None);
     };
-    Ok(Some(names.usages_of(g.host(), c, &names.sites)?.tied.len()))
+    let host = g.host();
+    let tied = names.usages_of(host, c, &names.sites)?.tied;
+    let precise = host.precise_usages(d).unwrap_or_default();
+    if !precise.available() {
+        // Heuristic with nothing to say why (precise mode off): no label (ADR 0021).
+        let label = precise.note.is_some().then(|| "heuristic".to_string());
+        return Ok(Some((tied.len(), label)));
+    }
+    let unresolved: HashSet<(String, u32, u32)> = host
+        .precise_unresolved(d)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| (s.file_path, s.line, s.column))
+        .collect();
+    let unread: HashSet<(String, u32, u32)> = host
+        .precise_unread(d)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| (s.file_path, s.line, s.column))
+        .collect();
+    let heuristic = tied
+        .iter()
+        .filter(|&&(k, tie)| {
+            let s = &names.sites[k];
+            precise
+                .fallback_files
+                .iter()
+                .any(|(f, _)| *f == s.file_path)
+                || unread.contains(&(s.file_path.clone(), s.line, s.column))
+                || (tie.answers_unresolved()
+                    && unresolved.contains(&(s.file_path.clone(), s.line, s.column)))
+        })
+        .count();
+    Ok(Some((
+        precise.sites.len() + heuristic,
+        Some(precise.precision),
+    )))
 }
 
 fn inspect_definition<H: Host + ?Sized>(
@@ -615,8 +657,35 @@ fn inspect_definition<H: Host + ?Sized>(
         r.implements = implements;
         r.implemented_by = implemented_by;
     }
-    if wants("references") {
-        r.reference_count = reference_count(g, d)?;
+    if wants("references")
+        && let Some((n, precision)) = reference_count(g, d)?
+    {
+        r.reference_count = Some(n);
+        if let Some(precision) = precision {
+            r.head
+                .insert("references_precision".into(), json!(precision));
+        }
+    }
+    if let Some(p) = r
+        .callers
+        .as_ref()
+        .and_then(|c| c.precision.as_ref())
+        .filter(|p| p.precision != "heuristic" || p.note.is_some())
+    {
+        r.head
+            .insert("callers_precision".into(), json!(p.precision));
+        if p.precision != "precise"
+            && let Some(n) = &p.note
+        {
+            r.notes
+                .push(format!("callers precision {}: {n}", p.precision));
+        }
+        if !p.fallback_files.is_empty() {
+            r.notes.push(format!(
+                "callers precision mixed: {} file(s) edited or added since the precise run answered by the heuristic",
+                p.fallback_files.len()
+            ));
+        }
     }
     if wants("invariants") {
         match shared.corpus(host) {

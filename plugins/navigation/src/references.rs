@@ -161,12 +161,18 @@ pub fn find_references(
                 name_matched - open
             ));
         }
+        let mut precision = Precision::heuristic(precise.note);
         if !usages.unrelated.is_empty() {
             notes.push(format!(
                 "{} more `.{}` use(s) on receivers of unknown type sit in files that never name `{}`: left out as most likely other types' members",
                 usages.unrelated.len(),
                 defs_all[c].name,
                 defs_all[c].owner.as_deref().unwrap_or("")
+            ));
+            // A guess decided them: the answer cannot claim to hold every usage.
+            precision.gaps.push(format!(
+                "{} use(s) on receivers of unknown type left out",
+                usages.unrelated.len()
             ));
         }
         return render_group(
@@ -178,7 +184,7 @@ pub fn find_references(
             name_matched,
             &facts,
             notes,
-            &Precision::heuristic(precise.note),
+            &precision,
         );
     }
 
@@ -393,6 +399,7 @@ fn render_group(
         if !failed_files.is_empty() {
             why.push(format!("parse errors in {}", failed_files.join(", ")));
         }
+        why.extend(precision.gaps.iter().cloned());
         if let Some(files) = precision.heuristic_files.as_ref().filter(|f| !f.is_empty()) {
             why.push(format!(
                 "{} file(s) answered by the heuristic (edited or added since the precise run)",
@@ -693,6 +700,9 @@ struct Precision {
     note: Option<String>,
     /// The files answered by the heuristic; `None`: all of them.
     heuristic_files: Option<BTreeSet<String>>,
+    /// Why the sites may not be all of them, beyond what every answer checks: sites of
+    /// the name the indexer left unresolved, or that the heuristic left out.
+    gaps: Vec<String>,
 }
 
 impl Precision {
@@ -701,6 +711,7 @@ impl Precision {
             label: "heuristic".into(),
             note: note.map(|n| format!("precision heuristic: {n}")),
             heuristic_files: None,
+            gaps: Vec::new(),
         }
     }
 }
@@ -730,29 +741,89 @@ fn find_precise(
         .iter()
         .map(|(f, _)| f.clone())
         .collect();
+    // Sites of the name the indexer resolved to nothing: the heuristic answers those.
+    let unresolved = host.precise_unresolved(&names.defs[c]).unwrap_or_default();
+    let unresolved_at: BTreeSet<(&str, u32, u32)> = unresolved
+        .iter()
+        .map(|s| (s.file_path.as_str(), s.line, s.column))
+        .collect();
+    // Of those, the ones in code the indexer did not read: answered as an edited file is.
+    let unread: BTreeSet<(String, u32, u32)> = host
+        .precise_unread(&names.defs[c])
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| (s.file_path, s.line, s.column))
+        .collect();
     let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
-    let mut name_matched = 0;
+    let (mut name_matched, mut taken, mut open) = (0, 0, 0);
     let mut notes = Vec::new();
-    if !fallback.is_empty() {
+    // An implementation of a trait item (`impl Trait for T { fn item .. }`) is a use of
+    // it: the syntax says which, and the indexer writes it as the impl's own definition.
+    let family = names.family(c);
+    if family.len() > 1 && family[0] == c {
+        let owner = names.defs[c].owner.as_deref();
+        group.extend(
+            names
+                .sites
+                .iter()
+                .filter(|s| s.kind == "implements" && s.qualifier.as_deref() == owner)
+                .filter(|s| !fallback.contains(&s.file_path))
+                .map(|s| (s, Tie::Exact)),
+        );
+    }
+    if !fallback.is_empty() || !unresolved.is_empty() {
         let usages = names.usages_of(host, c, &names.sites)?;
         for &(k, tie) in &usages.tied {
             let s = &names.sites[k];
-            if fallback.contains(&s.file_path) {
+            let left = unresolved_at.contains(&(s.file_path.as_str(), s.line, s.column));
+            let read = !unread.contains(&(s.file_path.clone(), s.line, s.column));
+            if left && read && !fallback.contains(&s.file_path) && !tie.answers_unresolved() {
+                open += 1;
+            } else if fallback.contains(&s.file_path) || left {
                 name_matched += usize::from(tie != Tie::Exact);
+                taken += usize::from(left);
                 group.push((s, tie));
             }
         }
+    }
+    group.sort_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+    });
+    group.dedup_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column) == (&b.file_path, b.line, b.column)
+    });
+    if !fallback.is_empty() {
         notes.push(fallback_note(&precise.fallback_files));
+    }
+    if !unresolved.is_empty() {
+        notes.push(format!(
+            "{} site(s) named `{}` are ones the indexer could not resolve; the heuristic ties {taken} of them to this definition (included){}",
+            unresolved.len(),
+            names.defs[c].name,
+            if open > 0 {
+                format!(", and {open} could be this or a same-named definition, nothing written decides (left out)")
+            } else {
+                String::new()
+            }
+        ));
     }
     if name_matched > 0 {
         notes.push(format!(
-            "{name_matched} usage(s) in those files are tied to this definition by name only"
+            "{name_matched} usage(s) answered by the heuristic are tied to this definition by name only"
         ));
     }
     let precision = Precision {
         label: precise.precision.clone(),
         note: None,
         heuristic_files: Some(fallback),
+        gaps: if unresolved.is_empty() {
+            Vec::new()
+        } else {
+            vec![format!(
+                "{} site(s) of the name the indexer left unresolved",
+                unresolved.len()
+            )]
+        },
     };
     render_group(
         host,

@@ -1,5 +1,6 @@
 //! `get_enclosing_scope`: the innermost definition around a line, its parents, and its
-//! source, the snippet shortened to the budget.
+//! source, the snippet shortened to the budget; `precision` says whether the language's
+//! indexer (precise data) reports the same definition there.
 
 use scryer_plugin_sdk::args::{Args, check_text};
 use scryer_plugin_sdk::budget::fit_prefix;
@@ -185,6 +186,19 @@ pub fn get_enclosing_scope(
         "signature": scope.signature,
         "doc": first_doc_line(scope.docstring.as_deref()),
     });
+    // The scope is read from the syntax tree; precise data confirms it when the
+    // language's indexer reports the same definition at the same place.
+    let (precision, why) = host
+        .precise_link(scope)
+        .unwrap_or_else(|e| ("heuristic".into(), Some(e.message)));
+    // Heuristic with nothing to say why (precise mode off): no label (ADR 0021).
+    let precision = match why.filter(|_| precision != "precise") {
+        Some(why) => {
+            notes.push(format!("precision heuristic: {why}"));
+            Some(precision)
+        }
+        None => (precision == "precise").then_some(precision),
+    };
     let chain = parents(host, scope, &symbols);
     let lines = match read_snippet(host, &file_path, scope.start_line, scope.end_line, ctx) {
         Ok(l) => l,
@@ -206,6 +220,7 @@ pub fn get_enclosing_scope(
             "scope": header,
             "parents": if lean { Value::Null } else { json!(chain) },
             "snippet": lines[..k].join("\n"),
+            "precision": precision,
             "notes": notes,
         });
         if k < scope_lines && !lines.is_empty() {

@@ -266,14 +266,28 @@ pub fn file_matches(indexed: &str, wanted: &str) -> bool {
 }
 
 /// Same-named definitions as one list per qualified name: cfg variants and repeated
-/// `impl`s of one item are one symbol to an agent (the first is kept). Modules are left
-/// out: a path segment that names a module is not a use of an item.
+/// `impl`s of one item are one symbol to an agent (the first is kept, in the place of
+/// the first). Modules are left out: a path segment that names a module is not a use of
+/// an item. A field and a method of one type may share a name (a Rust builder's
+/// `Config::which_captures`): `Type::name` is the path of the associated item, so the
+/// method is kept over the field, wherever it comes in the file.
 pub fn distinct_definitions(defs: Vec<Sym>) -> Vec<Sym> {
-    let mut seen = HashSet::new();
-    defs.into_iter()
-        .filter(|d| d.kind != "module")
-        .filter(|d| seen.insert(d.qualified_name.clone()))
-        .collect()
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<Sym> = Vec::new();
+    for d in defs.into_iter().filter(|d| d.kind != "module") {
+        match at.get(&d.qualified_name) {
+            Some(&k) => {
+                if out[k].kind == "field" && d.kind != "field" {
+                    out[k] = d;
+                }
+            }
+            None => {
+                at.insert(d.qualified_name.clone(), out.len());
+                out.push(d);
+            }
+        }
+    }
+    out
 }
 
 /// What attribution needs to know beyond the sites: imports of the name (from `sites`,
@@ -376,6 +390,15 @@ pub enum Tie {
     NameOnly,
     /// It could be this definition or another same-named one; nothing written decides.
     Open,
+}
+
+impl Tie {
+    /// Whether this tie answers a site the language's indexer read but could not
+    /// resolve (ADR 0021). An open tie is a guess between same-named definitions where
+    /// a type checker found no type to decide by either: it is counted, not listed.
+    pub fn answers_unresolved(self) -> bool {
+        self != Tie::Open
+    }
 }
 
 /// The usages of one definition among a name's usage sites.
@@ -688,6 +711,20 @@ pub fn edge_site(e: &Edge) -> Site {
 mod tests {
     use super::*;
     use crate::testing::def;
+
+    #[test]
+    fn a_method_is_kept_over_a_same_named_field_in_the_fields_place() {
+        let mut field = def("k::Config::which", "field", Some("Config"), "src/c.rs");
+        field.start_line = 3;
+        let mut method = def("k::Config::which", "method", Some("Config"), "src/c.rs");
+        method.start_line = 40;
+        let other = def("k::Other::which", "field", Some("Other"), "src/o.rs");
+        let kept = distinct_definitions(vec![field.clone(), other.clone(), method.clone()]);
+        assert_eq!(kept, vec![method, other.clone()]);
+        // Two fields of one name (cfg variants) stay one: the first.
+        let kept = distinct_definitions(vec![field.clone(), field.clone(), other.clone()]);
+        assert_eq!(kept, vec![field, other]);
+    }
 
     #[test]
     fn symbol_arguments_split_into_name_and_path() {

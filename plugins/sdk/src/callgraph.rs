@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use crate::ToolResult;
 use crate::attribution::{NameIndex, Tie, edge_site, owner_files};
-use crate::host::{Edge, Host, Sym};
+use crate::host::{Edge, Host, PreciseUsages, Site, Sym};
 use crate::resolve::{Attribution, Strength};
 
 /// Edges a call hierarchy follows: calls, and constructions (`Foo { .. }`, `Foo(..)`),
@@ -39,6 +39,32 @@ pub struct Incoming {
     /// Member uses on receivers of unknown type in files that never name the owner:
     /// left out as most likely other types' members.
     pub unrelated: Vec<Edge>,
+    /// Where the links come from.
+    pub provenance: Provenance,
+}
+
+/// Where one lookup's edges come from: the language's own indexer (precise data) or the
+/// heuristic, and what precise data could not say.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// `precise`, `mixed` (files edited or added since the precise run answered by the
+    /// heuristic) or `heuristic` (no precise data for the definition: `note`).
+    pub precision: String,
+    /// Files answered by the heuristic although their language has precise data.
+    pub fallback_files: Vec<String>,
+    /// Edge sites of the name the indexer left unresolved (answered by the heuristic).
+    pub unresolved: usize,
+    pub note: Option<String>,
+}
+
+impl Provenance {
+    fn heuristic(note: Option<String>) -> Provenance {
+        Provenance {
+            precision: "heuristic".into(),
+            note,
+            ..Default::default()
+        }
+    }
 }
 
 pub struct CallGraph<'h, H: Host + ?Sized> {
@@ -117,7 +143,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         let sites: Vec<_> = edges.iter().map(edge_site).collect();
         let files = self.owner_files(&names.defs[c])?;
         let usages = names.usages_with(c, &sites, files.as_deref());
-        Ok(Incoming {
+        let heuristic = Incoming {
             links: usages
                 .tied
                 .into_iter()
@@ -128,7 +154,33 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
                 .into_iter()
                 .map(|k| edges[k].clone())
                 .collect(),
-        })
+            provenance: Provenance::default(),
+        };
+        let precise = self
+            .host
+            .precise_usages(&names.defs[c])
+            .unwrap_or_else(|e| PreciseUsages {
+                precision: "heuristic".into(),
+                note: Some(format!("precise data could not be read: {}", e.message)),
+                ..Default::default()
+            });
+        if !precise.available() {
+            return Ok(Incoming {
+                provenance: Provenance::heuristic(precise.note),
+                ..heuristic
+            });
+        }
+        let unresolved = self
+            .host
+            .precise_unresolved(&names.defs[c])
+            .unwrap_or_default();
+        let unread = self.host.precise_unread(&names.defs[c]).unwrap_or_default();
+        Ok(precise_incoming(
+            &edges,
+            heuristic,
+            &precise,
+            (&unresolved, &unread),
+        ))
     }
 
     /// The edges of `kinds` that start in `qualified_name`, each with what it leads to.
@@ -203,6 +255,100 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
     }
 }
 
+/// Where an edge is written.
+fn at(e: &Edge) -> (&str, u32, u32) {
+    (e.file_path.as_str(), e.line, e.column)
+}
+
+/// The edges precise data ties to the definition: in files whose precise data applies,
+/// an edge whose site is one of the definition's precise usages (on the same line: the
+/// column when it matches, else the line, since indexers count columns differently);
+/// elsewhere (files edited since the run, sites the indexer left unresolved) the
+/// heuristic's links.
+fn precise_incoming(
+    edges: &[Edge],
+    heuristic: Incoming,
+    precise: &PreciseUsages,
+    (unresolved, unread): (&[Site], &[Site]),
+) -> Incoming {
+    let fallback: HashSet<&str> = precise
+        .fallback_files
+        .iter()
+        .map(|(f, _)| f.as_str())
+        .collect();
+    let left: HashSet<(&str, u32, u32)> = unresolved
+        .iter()
+        .map(|s| (s.file_path.as_str(), s.line, s.column))
+        .collect();
+    let heuristic_answers =
+        |e: &Edge| fallback.contains(e.file_path.as_str()) || left.contains(&at(e));
+    let unread: HashSet<(&str, u32, u32)> = unread
+        .iter()
+        .map(|s| (s.file_path.as_str(), s.line, s.column))
+        .collect();
+    // At a site the indexer read but left unresolved, an open tie (a guess between
+    // same-named definitions) is not taken; in files that fell back and in code the
+    // indexer did not read, the heuristic answers alone.
+    let heuristic_takes = |e: &Edge, tie: Tie| {
+        fallback.contains(e.file_path.as_str())
+            || unread.contains(&at(e))
+            || (left.contains(&at(e)) && tie.answers_unresolved())
+    };
+    let mut lines: HashMap<(&str, u32), HashSet<u32>> = HashMap::new();
+    for s in &precise.sites {
+        lines
+            .entry((s.file_path.as_str(), s.line))
+            .or_default()
+            .insert(s.column);
+    }
+    // A line's edges match by column when any does, else all of them do.
+    let column_matches: HashSet<(&str, u32)> = edges
+        .iter()
+        .filter(|e| {
+            lines
+                .get(&(e.file_path.as_str(), e.line))
+                .is_some_and(|c| c.contains(&e.column))
+        })
+        .map(|e| (e.file_path.as_str(), e.line))
+        .collect();
+    let precise_site = |e: &Edge| match lines.get(&(e.file_path.as_str(), e.line)) {
+        Some(columns) => {
+            columns.contains(&e.column) || !column_matches.contains(&(e.file_path.as_str(), e.line))
+        }
+        None => false,
+    };
+    let mut links: Vec<(Edge, Tie)> = heuristic
+        .links
+        .into_iter()
+        .filter(|(e, tie)| heuristic_takes(e, *tie))
+        .collect();
+    links.extend(
+        edges
+            .iter()
+            .filter(|e| !heuristic_answers(e) && precise_site(e))
+            .map(|e| (e.clone(), Tie::Exact)),
+    );
+    links.sort_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+    });
+    let mut fallback_files: Vec<String> = fallback.iter().map(|f| f.to_string()).collect();
+    fallback_files.sort();
+    Incoming {
+        links,
+        unrelated: heuristic
+            .unrelated
+            .into_iter()
+            .filter(|e| heuristic_answers(e))
+            .collect(),
+        provenance: Provenance {
+            precision: precise.precision.clone(),
+            fallback_files,
+            unresolved: edges.iter().filter(|e| left.contains(&at(e))).count(),
+            note: None,
+        },
+    }
+}
+
 /// Among same-named candidates, the trait item all the others implement, if any: a call
 /// that could reach any of them is a call of the trait's operation.
 fn trait_item_of(names: &NameIndex, set: &[usize]) -> Option<usize> {
@@ -250,6 +396,62 @@ mod tests {
             line: 1,
             column: 1,
         }
+    }
+
+    #[test]
+    fn at_unresolved_sites_only_ties_that_decide_are_taken() {
+        let at = |line: u32, file: &str| Edge {
+            line,
+            ..edge("call", "k::f", "total", None, "method_call", file)
+        };
+        let site = |line: u32, file: &str| Site {
+            file_path: file.into(),
+            line,
+            column: 1,
+            ..Site::default()
+        };
+        // a.py:1 precise; a.py:2 and a.py:3 unresolved (one tied by name, one open);
+        // b.py fell back: its open tie stays, as in a heuristic answer.
+        let edges = vec![at(1, "a.py"), at(2, "a.py"), at(3, "a.py"), at(1, "b.py")];
+        let heuristic = Incoming {
+            links: vec![
+                (at(2, "a.py"), Tie::NameOnly),
+                (at(3, "a.py"), Tie::Open),
+                (at(1, "b.py"), Tie::Open),
+            ],
+            unrelated: Vec::new(),
+            provenance: Provenance::default(),
+        };
+        let precise = PreciseUsages {
+            precision: "mixed".into(),
+            sites: vec![site(1, "a.py")],
+            fallback_files: vec![("b.py".into(), "edited since the precise run".into())],
+            note: None,
+        };
+        let unresolved = [site(2, "a.py"), site(3, "a.py")];
+        let inc = precise_incoming(&edges, heuristic.clone(), &precise, (&unresolved, &[]));
+        let kept: Vec<(&str, u32, Tie)> = inc
+            .links
+            .iter()
+            .map(|(e, t)| (e.file_path.as_str(), e.line, *t))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("a.py", 1, Tie::Exact),
+                ("a.py", 2, Tie::NameOnly),
+                ("b.py", 1, Tie::Open)
+            ]
+        );
+        assert_eq!(inc.provenance.unresolved, 2);
+        assert_eq!(inc.provenance.fallback_files, ["b.py"]);
+        // a.py:3 in code the indexer did not read: its open tie is taken, as in b.py.
+        let inc = precise_incoming(&edges, heuristic, &precise, (&unresolved, &unresolved[1..]));
+        assert!(
+            inc.links
+                .iter()
+                .any(|(e, t)| e.line == 3 && *t == Tie::Open)
+        );
     }
 
     struct Mem {

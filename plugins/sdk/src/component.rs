@@ -170,6 +170,18 @@ impl Host for WitHost {
             note: u.note,
         })
     }
+    fn precise_unresolved(&self, def: &Sym) -> ToolResult<Vec<Site>> {
+        all(
+            index::precise_unresolved(&def.file_path, def.start_line, &def.name),
+            site,
+        )
+    }
+    fn precise_unread(&self, def: &Sym) -> ToolResult<Vec<Site>> {
+        all(
+            index::precise_unread(&def.file_path, def.start_line, &def.name),
+            site,
+        )
+    }
     fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {
         let l = index::precise_link(&def.file_path, def.start_line, &def.name).map_err(from_wit)?;
         Ok((l.precision, l.note))

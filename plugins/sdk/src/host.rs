@@ -354,15 +354,28 @@ pub trait Host {
         let _ = def;
         Ok(PreciseUsages {
             precision: "heuristic".into(),
-            note: Some("no precise data".into()),
             ..Default::default()
         })
+    }
+    /// Since WIT 0.4: the sites of `def`'s name in files whose precise data applies
+    /// where the indexer recorded no occurrence at all (it could not resolve them). By
+    /// default there are none.
+    fn precise_unresolved(&self, def: &Sym) -> ToolResult<Vec<Site>> {
+        let _ = def;
+        Ok(Vec::new())
+    }
+    /// Since WIT 0.4: those of the unresolved sites on lines where the indexer recorded
+    /// nothing at all (code it did not read: inactive `cfg`, files outside its targets).
+    /// By default there are none.
+    fn precise_unread(&self, def: &Sym) -> ToolResult<Vec<Site>> {
+        let _ = def;
+        Ok(Vec::new())
     }
     /// Since WIT 0.4: whether `def` is linked to precise data: (`precise` or
     /// `heuristic`, why not).
     fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {
         let _ = def;
-        Ok(("heuristic".into(), Some("no precise data".into())))
+        Ok(("heuristic".into(), None))
     }
     /// Since WIT 0.4: the definitions the occurrence of `name` on `line` of `file_path`
     /// refers to, by precise data.

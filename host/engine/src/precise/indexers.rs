@@ -218,6 +218,16 @@ fn version_of(command: &[String]) -> Result<String, String> {
     }
 }
 
+/// rust-analyzer's configuration for a precise run (`--config-path`, written beside the
+/// output): every cargo feature on, so code behind features is read, as the tree-sitter
+/// index reads it (tokio enables none by default, which left most of it unread).
+pub const RUST_ANALYZER_CONFIG: &str = r#"{"cargo": {"features": "all"}}"#;
+
+/// Where the rust-analyzer configuration of a run into `output` is written.
+pub fn rust_analyzer_config_path(output: &Path) -> PathBuf {
+    output.with_file_name("rust-analyzer.json")
+}
+
 /// The indexer's command line to index `root` into `output`, and its working directory.
 pub fn invocation(
     indexer: &Indexer,
@@ -231,6 +241,12 @@ pub fn invocation(
         PreciseLanguage::Rust => {
             args.extend(["scip".into(), root.to_string_lossy().into_owned()]);
             args.extend(["--output".into(), out]);
+            args.extend([
+                "--config-path".into(),
+                rust_analyzer_config_path(output)
+                    .to_string_lossy()
+                    .into_owned(),
+            ]);
         }
         PreciseLanguage::Python => {
             // scip-python 0.6.6 crashes without --project-version.
@@ -275,6 +291,29 @@ mod tests {
             PreciseLanguage::Python.override_var(),
             "SCRYER_PRECISE_PYTHON_CMD"
         );
+    }
+
+    #[test]
+    fn a_rust_invocation_turns_every_feature_on() {
+        let ix = Indexer {
+            language: PreciseLanguage::Rust,
+            command: vec!["rust-analyzer".into()],
+            version: "1.95.0".into(),
+        };
+        let (args, _) = invocation(&ix, Path::new("/p"), Path::new("/t/index.scip"), "demo");
+        assert_eq!(
+            args,
+            [
+                "rust-analyzer",
+                "scip",
+                "/p",
+                "--output",
+                "/t/index.scip",
+                "--config-path",
+                "/t/rust-analyzer.json"
+            ]
+        );
+        assert!(RUST_ANALYZER_CONFIG.contains(r#""features": "all""#));
     }
 
     #[test]

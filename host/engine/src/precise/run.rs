@@ -35,6 +35,13 @@ pub async fn run_indexer(
         .context("creating a temporary directory for the indexer's output")?;
     let index_file = dir.path().join("index.scip");
     let (args, cwd) = invocation(indexer, root, &index_file, project_name);
+    if indexer.language == PreciseLanguage::Rust {
+        std::fs::write(
+            super::indexers::rust_analyzer_config_path(&index_file),
+            super::indexers::RUST_ANALYZER_CONFIG,
+        )
+        .context("writing rust-analyzer's configuration for the run")?;
+    }
     // scip-typescript's --infer-tsconfig writes tsconfig.json into the project: it goes
     // again after the run, so the user's tree is left as it was.
     let inferred_tsconfig = (indexer.language == PreciseLanguage::TypeScript

@@ -28,6 +28,9 @@ pub struct ScipMetadata {
 /// line when given.
 pub use scryer_db::PreciseOccurrenceRow as ScipOccurrence;
 
+/// The symbol every local occurrence is stored under.
+pub const LOCAL: &str = "local";
+
 pub const ROLE_DEFINITION: i32 = 1;
 pub const ROLE_IMPORT: i32 = 2;
 pub const ROLE_WRITE: i32 = 4;
@@ -84,8 +87,11 @@ fn document(d: Document) -> ScipDocument {
     let occurrences = d
         .occurrences
         .into_iter()
-        .filter(|o| !o.symbol.is_empty() && !scip::symbol::is_local_symbol(&o.symbol))
-        .filter_map(|o| {
+        .filter(|o| !o.symbol.is_empty())
+        .filter_map(|mut o| {
+            if scip::symbol::is_local_symbol(&o.symbol) {
+                o.symbol = LOCAL.into();
+            }
             let (line, column, end_line, end_column) = match o.range[..] {
                 [l, c, ec] => (l, c, l, ec),
                 [l, c, el, ec] => (l, c, el, ec),
@@ -185,7 +191,11 @@ mod tests {
             .collect();
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].path, "src/util.rs");
-        assert_eq!(docs[0].occurrences.len(), 1, "the local is left out");
+        assert_eq!(docs[0].occurrences.len(), 2);
+        assert_eq!(
+            docs[0].occurrences[1].symbol, LOCAL,
+            "locals keep only their place"
+        );
         let def = &docs[0].occurrences[0];
         assert_eq!(
             (def.line, def.column, def.end_column, def.roles),

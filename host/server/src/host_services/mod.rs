@@ -217,6 +217,26 @@ impl HostServices for HostImpl {
         self.precise_usages_of(scope, file_path, start_line, name)
     }
 
+    fn precise_unresolved(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        name: &str,
+    ) -> Result<Vec<scryer_runtime::wit::ReferenceSite>, CallError> {
+        self.precise_unresolved_of(scope, file_path, start_line, name, false)
+    }
+
+    fn precise_unread(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        name: &str,
+    ) -> Result<Vec<scryer_runtime::wit::ReferenceSite>, CallError> {
+        self.precise_unresolved_of(scope, file_path, start_line, name, true)
+    }
+
     fn precise_link(
         &self,
         scope: &CallScope,

@@ -1,5 +1,5 @@
 //! WIT 0.4's precise imports: `index.precise-usages`, `index.precise-link`,
-//! `index.precise-definitions-at` and `projects.precise-status`, over
+//! `index.precise-definitions-at`, `index.precise-unresolved` and `projects.precise-status`, over
 //! [`crate::precise`]. A missing or failing indexer never fails a call: the answer is
 //! `heuristic` and says why.
 
@@ -45,19 +45,7 @@ impl HostImpl {
             .map_err(internal)?;
         Ok(PreciseUsageSet {
             precision: u.precision.to_string(),
-            sites: u
-                .sites
-                .into_iter()
-                .map(|s| ReferenceSite {
-                    file_path: s.file_path,
-                    line: s.line,
-                    column: s.column,
-                    kind: s.kind,
-                    qualifier: s.qualifier,
-                    enclosing_symbol: s.enclosing_symbol,
-                    line_text: None,
-                })
-                .collect(),
+            sites: u.sites.into_iter().map(reference_site).collect(),
             fallback_files: u
                 .fallback
                 .into_iter()
@@ -65,6 +53,28 @@ impl HostImpl {
                 .collect(),
             note: u.note,
         })
+    }
+
+    /// The sites the indexer left unresolved; `unread_only`: those on lines it recorded
+    /// nothing at.
+    pub(super) fn precise_unresolved_of(
+        &self,
+        scope: &CallScope,
+        file_path: &str,
+        start_line: u32,
+        name: &str,
+        unread_only: bool,
+    ) -> Result<Vec<ReferenceSite>, CallError> {
+        let (project, rel) = self.precise_scope(scope, file_path)?;
+        let pm = &self.core.projects;
+        let sites = self
+            .block(answers::unresolved(pm, &project, &rel, start_line, name))
+            .map_err(internal)?;
+        Ok(sites
+            .into_iter()
+            .filter(|(_, unread)| *unread || !unread_only)
+            .map(|(s, _)| reference_site(s))
+            .collect())
     }
 
     pub(super) fn precise_link_of(
@@ -164,5 +174,17 @@ impl HostImpl {
             stale_files: s.stale_files,
             note: s.note,
         })
+    }
+}
+
+fn reference_site(s: answers::PreciseSite) -> ReferenceSite {
+    ReferenceSite {
+        file_path: s.file_path,
+        line: s.line,
+        column: s.column,
+        kind: s.kind,
+        qualifier: s.qualifier,
+        enclosing_symbol: s.enclosing_symbol,
+        line_text: None,
     }
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use scryer_db::{PRECISE_ROLE_DEFINITION, PreciseHit, ProjectRow, RefRow, SymbolRow};
-use scryer_engine::precise::scip_read::{ROLE_IMPORT, ROLE_WRITE, symbol_name};
+use scryer_engine::precise::scip_read::{LOCAL, ROLE_IMPORT, ROLE_WRITE, symbol_name};
 use scryer_engine::precise::{PreciseLanguage, PreciseMode};
 
 use super::PreciseService;
@@ -150,6 +150,8 @@ impl PreciseService {
 enum Link {
     Linked {
         symbol_id: i64,
+        /// The SCIP symbol (its package tells the project's own symbols apart).
+        symbol: String,
         language: PreciseLanguage,
         freshness: Arc<Freshness>,
     },
@@ -225,6 +227,7 @@ async fn link(
     Ok(match chosen {
         Some(h) => Link::Linked {
             symbol_id: h.symbol_id,
+            symbol: h.symbol.clone(),
             language,
             freshness,
         },
@@ -264,7 +267,7 @@ pub async fn linked(
 ) -> Result<(&'static str, Option<String>)> {
     Ok(match link(pm, project, file, start_line, name).await? {
         Link::Linked { .. } => ("precise", None),
-        Link::Not(why) => ("heuristic", Some(why)),
+        Link::Not(why) => ("heuristic", (why != OFF).then_some(why)),
     })
 }
 
@@ -276,15 +279,25 @@ pub async fn usages(
     start_line: u32,
     name: &str,
 ) -> Result<PreciseUsages> {
-    let (symbol_id, language, freshness) = match link(pm, project, file, start_line, name).await? {
-        Link::Linked {
-            symbol_id,
-            language,
-            freshness,
-        } => (symbol_id, language, freshness),
-        Link::Not(why) => return Ok(PreciseUsages::heuristic(why)),
-    };
-    let hits = pm.db().precise_occurrences_of(symbol_id).await?;
+    let (symbol_id, symbol, language, freshness) =
+        match link(pm, project, file, start_line, name).await? {
+            Link::Linked {
+                symbol_id,
+                symbol,
+                language,
+                freshness,
+            } => (symbol_id, symbol, language, freshness),
+            Link::Not(why) => return Ok(PreciseUsages::heuristic(why)),
+        };
+    let mut hits = pm.db().precise_occurrences_of(symbol_id).await?;
+    // `new C(..)` is an occurrence of C's constructor (scip-typescript's member
+    // `<constructor>` of C): it uses the class.
+    if symbol.ends_with('#') {
+        let constructor = format!("{symbol}`<constructor>`().");
+        for id in pm.db().precise_symbol_ids(project.id, &constructor).await? {
+            hits.extend(pm.db().precise_occurrences_of(id).await?);
+        }
+    }
     let heuristic = pm.references_to_name(project.id, name).await?;
     let mut enrich = Enricher::new(pm, project, &heuristic);
     let mut sites = Vec::new();
@@ -316,6 +329,172 @@ pub async fn usages(
         fallback,
         note: None,
     })
+}
+
+/// The sites of `name` the tree-sitter index holds in fresh precise files of the
+/// definition's language where the indexer recorded no occurrence at all (of any symbol,
+/// locals included): it could not resolve what is written there, so its usages of the
+/// definition may miss them. Each with whether its line holds no occurrence of anything
+/// (`true`: code the indexer did not read). Empty when the definition is not linked.
+pub async fn unresolved(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    file: &str,
+    start_line: u32,
+    name: &str,
+) -> Result<Vec<(PreciseSite, bool)>> {
+    let Link::Linked {
+        language,
+        freshness,
+        symbol,
+        ..
+    } = link(pm, project, file, start_line, name).await?
+    else {
+        return Ok(Vec::new());
+    };
+    let own = package_of(&symbol).map(str::to_string);
+    let mut defined: HashMap<i64, bool> = HashMap::new();
+    let rows = pm.references_to_name(project.id, name).await?;
+    let mut by_file: HashMap<i64, Vec<&RefRow>> = HashMap::new();
+    for r in rows.iter() {
+        let same_language = scryer_engine::lang::language_for(&r.file_path)
+            .and_then(|l| PreciseLanguage::for_file_language(l.name()))
+            == Some(language);
+        if let (true, Some(&id)) = (same_language, freshness.fresh_by_path.get(&r.file_path)) {
+            by_file.entry(id).or_default().push(r);
+        }
+    }
+    let mut out = Vec::new();
+    for (file_id, rows) in by_file {
+        let from = rows.iter().map(|r| r.line).min().unwrap_or(1);
+        let to = rows.iter().map(|r| r.line).max().unwrap_or(1);
+        let path = rows[0].file_path.clone();
+        let hits = pm.db().precise_in_file(file_id, from, to, false).await?;
+        let read: std::collections::HashSet<u32> = hits.iter().map(|h| h.line).collect();
+        let hits = resolving(
+            pm,
+            project,
+            (file_id, &path),
+            hits,
+            name,
+            own.as_deref(),
+            &mut defined,
+        )
+        .await?;
+        let resolved = |r: &RefRow| {
+            hits.iter().any(|h| {
+                h.line == r.line
+                    && (h.column == r.column || symbol_name(&h.symbol).as_deref() == Some(name))
+            })
+        };
+        out.extend(rows.into_iter().filter(|r| !resolved(r)).map(|r| {
+            let site = PreciseSite {
+                file_path: r.file_path.clone(),
+                line: r.line,
+                column: r.column,
+                kind: r.kind.clone(),
+                qualifier: r.qualifier.clone(),
+                enclosing_symbol: r.enclosing_symbol.clone(),
+            };
+            (site, !read.contains(&r.line))
+        }));
+    }
+    out.sort_by(|(a, _), (b, _)| {
+        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+    });
+    Ok(out)
+}
+
+/// The occurrences of `hits` (in one fresh precise file) that resolve what is written at
+/// them. Two kinds do not:
+/// - an occurrence of one of the project's own symbols (`own` package) that the index
+///   defines nowhere: the indexer named what is written without finding its definition
+///   (scip-python's `click.BOOL`, reached through a re-export);
+/// - a local at a site of `name` in a file where no local definition is named `name`:
+///   the indexer did not bind the name (scip-python in code it holds unreachable, such as
+///   under `if os.name == "nt":`).
+async fn resolving(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    (file_id, path): (i64, &str),
+    hits: Vec<PreciseHit>,
+    name: &str,
+    own: Option<&str>,
+    defined: &mut HashMap<i64, bool>,
+) -> Result<Vec<PreciseHit>> {
+    let mut kept = Vec::with_capacity(hits.len());
+    let mut local_named: Option<bool> = None;
+    for h in hits {
+        if h.symbol == LOCAL {
+            let named = match local_named {
+                Some(n) => n,
+                None => {
+                    *local_named.insert(local_defined(pm, project, (file_id, path), name).await?)
+                }
+            };
+            if !named {
+                continue;
+            }
+        } else if own.is_some() && package_of(&h.symbol) == own {
+            let has = match defined.get(&h.symbol_id) {
+                Some(&d) => d,
+                None => {
+                    let d = pm
+                        .db()
+                        .precise_occurrences_of(h.symbol_id)
+                        .await?
+                        .iter()
+                        .any(|o| o.roles & PRECISE_ROLE_DEFINITION != 0);
+                    *defined.entry(h.symbol_id).or_insert(d)
+                }
+            };
+            if !has {
+                continue;
+            }
+        }
+        kept.push(h);
+    }
+    Ok(kept)
+}
+
+/// Whether a local definition in the file is named `name` (the source at a local
+/// definition's position reads `name`; columns are tried as bytes and as characters).
+async fn local_defined(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    (file_id, path): (i64, &str),
+    name: &str,
+) -> Result<bool> {
+    let Ok(text) = std::fs::read_to_string(std::path::Path::new(&project.root).join(path)) else {
+        return Ok(true);
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let defs = pm.db().precise_in_file(file_id, 1, u32::MAX, true).await?;
+    Ok(defs.iter().filter(|h| h.symbol == LOCAL).any(|h| {
+        let Some(line) = lines.get((h.line as usize).saturating_sub(1)) else {
+            return false;
+        };
+        let at = (h.column as usize).saturating_sub(1);
+        line.get(at..).is_some_and(|t| starts_with_ident(t, name))
+            || starts_with_ident(&line.chars().skip(at).collect::<String>(), name)
+    }))
+}
+
+/// `text` starts with the identifier `name` (not a longer identifier).
+fn starts_with_ident(text: &str, name: &str) -> bool {
+    text.strip_prefix(name).is_some_and(|rest| {
+        !rest
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// A SCIP symbol's package (`scheme manager name version`); `None` for locals.
+fn package_of(symbol: &str) -> Option<&str> {
+    let mut cut = symbol.match_indices(' ').map(|(i, _)| i);
+    let end = cut.nth(3)?;
+    Some(&symbol[..end])
 }
 
 /// The definitions the occurrence of `name` on `line` of `file` refers to, per precise

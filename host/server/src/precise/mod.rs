@@ -251,7 +251,17 @@ impl PreciseService {
                 continue;
             };
             match languages.iter_mut().find(|l| l.language == lang) {
-                Some(l) => l.run = Some(run),
+                Some(l) => {
+                    // An index imported for a language whose indexer is missing here
+                    // answers all the same.
+                    if run.complete
+                        && run.source == "import"
+                        && matches!(l.state, LangState::Unavailable(_))
+                    {
+                        l.state = LangState::Ready;
+                    }
+                    l.run = Some(run);
+                }
                 None => languages.push(LangStatus {
                     language: lang,
                     state: if run.complete {

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use scryer_db::{PreciseRunRow, ProjectRow};
-use scryer_engine::precise::scip_read::{ScipDocument, ScipItem};
+use scryer_engine::precise::scip_read::{
+    LOCAL, ROLE_DEFINITION, ScipDocument, ScipItem, ScipOccurrence, symbol_name,
+};
 use scryer_engine::precise::{Detection, PreciseLanguage, read_scip, run_indexer};
 
 use super::{LangState, LangStatus, PreciseService, limits};
@@ -259,9 +261,15 @@ pub(crate) async fn ingest(
         }
         let hash = match hashes.get(&rel) {
             Some(h) => h.clone(),
+            // An import: the index was built elsewhere, from content scryer never saw.
+            // The file's hash now is stored only when the index's definitions still sit
+            // on their names in it; otherwise the file is left out (answered by the
+            // heuristic, as a file added since the run).
             None => match std::fs::read(root.join(&rel)) {
-                Ok(bytes) => scryer_engine::indexer::content_hash(&bytes),
-                Err(_) => return Ok(()),
+                Ok(bytes) if written_from(&String::from_utf8_lossy(&bytes), &d.occurrences) => {
+                    scryer_engine::indexer::content_hash(&bytes)
+                }
+                _ => return Ok(()),
             },
         };
         stored_paths.insert(rel.clone());
@@ -293,6 +301,43 @@ pub(crate) async fn ingest(
     service.bump();
     service.forget(project.id);
     Ok(stored)
+}
+
+/// Whether `text` is (very likely) the content a document's occurrences were written
+/// from: at least 9 in 10 of its global definitions whose name is an identifier read that
+/// name at their position (indexers place some definitions on other text: a module's at
+/// its first line, a macro's items at the call). A line added or removed above them moves
+/// them all. An edit that moves no definition (code appended at the end) is not seen.
+fn written_from(text: &str, occurrences: &[ScipOccurrence]) -> bool {
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut checked, mut read) = (0usize, 0usize);
+    for o in occurrences {
+        // Namespaces and meta descriptors (a module, `__init__:`) sit on no name.
+        if o.roles & ROLE_DEFINITION == 0
+            || o.symbol == LOCAL
+            || o.symbol.ends_with(':')
+            || o.symbol.ends_with('/')
+        {
+            continue;
+        }
+        let Some(name) = symbol_name(&o.symbol) else {
+            continue;
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        checked += 1;
+        let at = (o.column as usize).saturating_sub(1);
+        let line = lines
+            .get((o.line as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or("");
+        let by_bytes = line.get(at..).is_some_and(|t| t.starts_with(&name));
+        if by_bytes || line.chars().skip(at).collect::<String>().starts_with(&name) {
+            read += 1;
+        }
+    }
+    checked == 0 || read * 10 >= checked * 9
 }
 
 /// A document's path as the index stores paths: relative, `/`-separated, inside the root.
@@ -351,6 +396,30 @@ pub async fn import(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_applies_to_the_text_its_definitions_sit_on() {
+        let def = |symbol: &str, line: u32, column: u32| ScipOccurrence {
+            symbol: symbol.into(),
+            line,
+            column,
+            end_line: line,
+            end_column: column,
+            roles: ROLE_DEFINITION,
+            enclosing: None,
+        };
+        let occurrences = [
+            def("scip-python python shop 0 `shop.pricing`/__init__:", 1, 1),
+            def("scip-python python shop 0 `shop.pricing`/with_tax().", 1, 5),
+            def("scip-python python shop 0 `shop.pricing`/Cart#", 4, 7),
+        ];
+        let text = "def with_tax(amount):\n    return amount\n\nclass Cart:\n    pass\n";
+        assert!(written_from(text, &occurrences));
+        // Code appended at the end moves nothing: not seen.
+        assert!(written_from(&format!("{text}\nX = 1\n"), &occurrences));
+        // A line added above moves every definition: another text.
+        assert!(!written_from(&format!("import os\n{text}"), &occurrences));
+    }
 
     #[test]
     fn document_paths_stay_inside_the_root() {
