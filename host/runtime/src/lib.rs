@@ -16,6 +16,7 @@ mod compat;
 pub mod installed;
 pub mod limits;
 pub mod manifest;
+pub mod memo;
 mod offline;
 pub mod policy;
 pub mod precompiled;
@@ -38,6 +39,7 @@ use bindings::{CallState, RouterInstance, RouterPre};
 pub use cache::{CacheOutcome, CompileCache};
 pub use capabilities::{Capability, Grants};
 pub use limits::Limits;
+pub use memo::CallMemo;
 pub use offline::OfflineHost;
 pub use precompiled::Precompiled;
 pub use window::UsageWindow;
@@ -76,6 +78,8 @@ pub struct CallScope {
     pub session: u64,
     /// How much of a name's usages this call may be handed (ADR 0024).
     pub window: Arc<UsageWindow>,
+    /// What host functions computed during this call, for another that asks again.
+    pub memo: Arc<CallMemo>,
 }
 
 /// What the host offers routers through the imported WIT interfaces. Implemented by the
@@ -695,6 +699,7 @@ impl Runtime {
             project: None,
             session: 0,
             window: Arc::default(),
+            memo: Arc::default(),
         };
         let (description, traits) = self
             .run(&pre, scope, |instance, store| {

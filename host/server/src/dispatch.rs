@@ -323,6 +323,7 @@ impl Server {
             project: context.project.clone(),
             session: session_id,
             window: std::sync::Arc::new(window),
+            memo: Default::default(),
         };
         // Freshness: the file the call names is checked before it runs, the files the
         // answer names after; if any changed, the call runs again on the fresh index.
@@ -358,6 +359,8 @@ impl Server {
             if !changed.is_empty() {
                 refreshed.extend(changed);
                 answer_context.notes = host_notes(&notes, &refreshed, &remarks);
+                // The index changed under the first run: nothing it computed still holds.
+                scope.memo = Default::default();
                 scope.window = std::sync::Arc::new(
                     crate::windowed::for_call(
                         &serde_json::from_str(&args_json).unwrap_or_default(),

@@ -499,6 +499,7 @@ impl Server {
             }),
             session,
             window: Default::default(),
+            memo: Default::default(),
         })
     }
 

@@ -67,13 +67,19 @@ impl HostImpl {
     ) -> Result<Vec<ReferenceSite>, CallError> {
         let (project, rel) = self.precise_scope(scope, file_path)?;
         let pm = &self.core.projects;
-        let sites = self
-            .block(answers::unresolved(pm, &project, &rel, start_line, name))
-            .map_err(internal)?;
+        // Routers ask for the whole list and for its unread part: computed once a call.
+        let key = format!(
+            "precise-unresolved\0{}\0{rel}\0{start_line}\0{name}",
+            project.id
+        );
+        let sites = scope.memo.get_or_try(key, || {
+            self.block(answers::unresolved(pm, &project, &rel, start_line, name))
+                .map_err(internal)
+        })?;
         Ok(sites
-            .into_iter()
+            .iter()
             .filter(|(_, unread)| *unread || !unread_only)
-            .map(|(s, _)| reference_site(s))
+            .map(|(s, _)| reference_site(s.clone()))
             .collect())
     }
 

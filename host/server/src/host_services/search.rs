@@ -505,6 +505,7 @@ mod tests {
                 }),
                 session: 0,
                 window: Default::default(),
+                memo: Default::default(),
             }
         }
 
@@ -863,6 +864,7 @@ mod tests {
             }),
             session: 0,
             window: Default::default(),
+            memo: Default::default(),
         };
         let attempt = {
             let (host, scope) = (host.clone(), scope.clone());
