@@ -304,30 +304,8 @@ mod tests {
     async fn pages_zeroed_inside_a_table_are_found_at_start() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("index.db");
-        {
-            let db = Db::open(&path).await.unwrap();
-            let conn = db.connect().await.unwrap();
-            conn.execute("CREATE TABLE filler(id INTEGER PRIMARY KEY, body TEXT)", ())
-                .await
-                .unwrap();
-            for i in 0..3_000 {
-                conn.execute(
-                    "INSERT INTO filler(id, body) VALUES (?1, ?2)",
-                    (i, "x".repeat(400)),
-                )
-                .await
-                .unwrap();
-            }
-            db.checkpoint().await.unwrap();
-        }
-        let len = std::fs::metadata(&path).unwrap().len();
-        assert!(len > 200 * 4096, "{len}");
-        {
-            use std::io::{Seek, SeekFrom, Write};
-            let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-            f.seek(SeekFrom::Start(len / 2)).unwrap();
-            f.write_all(&vec![0u8; 8 * 4096]).unwrap();
-        }
+        filled_and_checkpointed(&path).await;
+        zero_the_middle(&path);
         let (db, aside) = reopen(&path).await;
         let aside = aside.expect("the damage is found");
         assert!(aside.kept.exists());
@@ -335,34 +313,46 @@ mod tests {
         assert_eq!(kept_aside(&path).len(), 1);
     }
 
-    /// A file of 3,000 rows, checkpointed, closed and sealed as a clean exit leaves it,
-    /// then eight pages zeroed in its middle; `keep_time` puts its old time back.
-    async fn sealed_then_zeroed(path: &Path, keep_time: bool) {
-        {
-            let db = Db::open(path).await.unwrap();
-            let conn = db.connect().await.unwrap();
-            conn.execute("CREATE TABLE filler(id INTEGER PRIMARY KEY, body TEXT)", ())
-                .await
-                .unwrap();
-            for i in 0..3_000 {
-                conn.execute(
-                    "INSERT INTO filler(id, body) VALUES (?1, ?2)",
-                    (i, "x".repeat(400)),
-                )
-                .await
-                .unwrap();
-            }
-            db.checkpoint().await.unwrap();
+    /// A file of 3,000 rows (over 200 pages), its log folded in and the database closed.
+    async fn filled_and_checkpointed(path: &Path) {
+        let db = Db::open(path).await.unwrap();
+        let conn = db.connect().await.unwrap();
+        conn.execute("CREATE TABLE filler(id INTEGER PRIMARY KEY, body TEXT)", ())
+            .await
+            .unwrap();
+        for i in 0..3_000 {
+            conn.execute(
+                "INSERT INTO filler(id, body) VALUES (?1, ?2)",
+                (i, "x".repeat(400)),
+            )
+            .await
+            .unwrap();
         }
+        db.checkpoint().await.unwrap();
+        let len = std::fs::metadata(path).unwrap().len();
+        assert!(len > 200 * 4096, "{len}");
+    }
+
+    /// Zeroes eight pages in the middle of the file, inside the filler table's b-tree.
+    fn zero_the_middle(path: &Path) {
+        use std::io::{Seek, SeekFrom, Write};
+        let len = std::fs::metadata(path).unwrap().len();
+        let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        f.seek(SeekFrom::Start(len / 2)).unwrap();
+        f.write_all(&vec![0u8; 8 * 4096]).unwrap();
+    }
+
+    /// [`filled_and_checkpointed`], sealed as a clean exit leaves it, then zeroed in the
+    /// middle; `keep_time` puts the file's old modification time back.
+    async fn sealed_then_zeroed(path: &Path, keep_time: bool) {
+        filled_and_checkpointed(path).await;
         seal_clean_exit(path);
         assert!(seal_path(path).exists(), "sealed");
-        let meta = std::fs::metadata(path).unwrap();
-        use std::io::{Seek, SeekFrom, Write};
-        let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-        f.seek(SeekFrom::Start(meta.len() / 2)).unwrap();
-        f.write_all(&vec![0u8; 8 * 4096]).unwrap();
+        let modified = std::fs::metadata(path).unwrap().modified().unwrap();
+        zero_the_middle(path);
         if keep_time {
-            f.set_modified(meta.modified().unwrap()).unwrap();
+            let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            f.set_modified(modified).unwrap();
         }
     }
 

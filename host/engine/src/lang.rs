@@ -129,11 +129,6 @@ pub fn manifest_named(file_name: &str) -> Option<Manifest> {
         .find(|m| m.file_name == file_name)
 }
 
-/// The manifest of the language called `language`, if it has one.
-pub fn manifest_of(language: &str) -> Option<Manifest> {
-    language_named(language)?.manifest()
-}
-
 /// Every language's project markers, in [`LANGUAGES`] order.
 pub fn project_markers() -> impl Iterator<Item = &'static str> {
     LANGUAGES
@@ -211,7 +206,7 @@ mod tests {
             Some("x".into())
         );
         assert!(manifest_named("package.json").is_none());
-        assert!(manifest_of("python").is_none());
+        assert!(language_named("python").unwrap().manifest().is_none());
         let markers: Vec<_> = project_markers().collect();
         for m in [
             "Cargo.toml",
