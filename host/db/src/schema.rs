@@ -9,12 +9,14 @@
 /// so a database from before 4 loses its stored index at open and is indexed again.
 /// 5: the precise tables (`precise.rs`, ADR 0018); added empty, nothing is re-extracted.
 /// 6: Python and TypeScript imports and module-qualified uses are references (ADR 0019).
-pub const SCHEMA_VERSION: i64 = 6;
+/// 7: an attribute inside a Rust token tree (a `macro_rules!` body) is read as a parsed
+/// attribute is: `cfg(feature = "x")` keys are no references (ADR 0031).
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// The last version that changed what the indexer extracts per file: a database from
 /// before it forgets its file hashes at open (a later version that only adds tables
 /// leaves them).
-pub const EXTRACTION_VERSION: i64 = 6;
+pub const EXTRACTION_VERSION: i64 = 7;
 
 pub const STATEMENTS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",

@@ -219,9 +219,66 @@ fn version_of(command: &[String]) -> Result<String, String> {
 }
 
 /// rust-analyzer's configuration for a precise run (`--config-path`, written beside the
-/// output): every cargo feature on, so code behind features is read, as the tree-sitter
-/// index reads it (tokio enables none by default, which left most of it unread).
-pub const RUST_ANALYZER_CONFIG: &str = r#"{"cargo": {"features": "all"}}"#;
+/// output) of the crate at `root`: every cargo feature on, so code behind features is
+/// read, as the tree-sitter index reads it (tokio enables none by default, which left
+/// most of it unread); and the `cfg`s the crate declares for its documentation build
+/// (ADR 0031), beside rust-analyzer's own defaults (`debug_assertions`, `miri`).
+pub fn rust_analyzer_config(root: &Path) -> String {
+    // `cargo.cfgs` is a list of `key` or `key=value` (it replaces the defaults).
+    let mut cfgs: Vec<String> = vec!["debug_assertions".into(), "miri".into()];
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    for (key, value) in documented_cfgs(&manifest) {
+        cfgs.push(match value {
+            Some(v) => format!("{key}={v}"),
+            None => key,
+        });
+    }
+    serde_json::json!({"cargo": {"features": "all", "cfgs": cfgs}}).to_string()
+}
+
+/// The `--cfg` options of `[package.metadata.docs.rs]` (`rustc-args`, `rustdoc-args`):
+/// the configuration a crate's author builds to show all of its API (tokio:
+/// `tokio_unstable`). `docsrs` itself is left out: it marks documentation-only stand-ins
+/// (a platform's API shown on every platform), not code the crate builds.
+fn documented_cfgs(manifest: &str) -> Vec<(String, Option<String>)> {
+    let Ok(doc) = manifest.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let Some(docs_rs) = doc
+        .get("package")
+        .and_then(|p| p.get("metadata"))
+        .and_then(|m| m.get("docs"))
+        .and_then(|d| d.get("rs"))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for list in ["rustc-args", "rustdoc-args"] {
+        let args: Vec<&str> = docs_rs
+            .get(list)
+            .and_then(|a| a.as_array())
+            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let spec = match arg.strip_prefix("--cfg") {
+                Some("") => it.next().copied(),
+                Some(rest) => rest.strip_prefix('='),
+                None => None,
+            };
+            let Some(spec) = spec else { continue };
+            let (key, value) = match spec.split_once('=') {
+                Some((k, v)) => (k.trim(), Some(v.trim().trim_matches('"').to_string())),
+                None => (spec.trim(), None),
+            };
+            if key.is_empty() || key == "docsrs" || out.iter().any(|(k, _)| k == key) {
+                continue;
+            }
+            out.push((key.to_string(), value));
+        }
+    }
+    out
+}
 
 /// Where the rust-analyzer configuration of a run into `output` is written.
 pub fn rust_analyzer_config_path(output: &Path) -> PathBuf {
@@ -313,7 +370,40 @@ mod tests {
                 "/t/rust-analyzer.json"
             ]
         );
-        assert!(RUST_ANALYZER_CONFIG.contains(r#""features": "all""#));
+        let dir = tempfile::tempdir().unwrap();
+        let config: serde_json::Value =
+            serde_json::from_str(&rust_analyzer_config(dir.path())).unwrap();
+        assert_eq!(
+            config,
+            serde_json::json!({"cargo": {"features": "all",
+                "cfgs": ["debug_assertions", "miri"]}})
+        );
+    }
+
+    #[test]
+    fn the_cfgs_a_crate_documents_itself_with_are_turned_on() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            r#"[package]
+name = "demo"
+version = "1.0.0"
+
+[package.metadata.docs.rs]
+all-features = true
+rustdoc-args = ["--cfg", "docsrs", "--cfg", "demo_unstable"]
+rustc-args = ["--cfg=demo_unstable", "--cfg", 'level="2"', "-Zflag"]
+"#,
+        )
+        .unwrap();
+        let config: serde_json::Value =
+            serde_json::from_str(&rust_analyzer_config(dir.path())).unwrap();
+        assert_eq!(
+            config["cargo"]["cfgs"],
+            serde_json::json!(["debug_assertions", "miri", "demo_unstable", "level=2"])
+        );
+        // A manifest that does not parse documents nothing.
+        assert!(documented_cfgs("[package").is_empty());
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub async fn run_indexer(
     if indexer.language == PreciseLanguage::Rust {
         std::fs::write(
             super::indexers::rust_analyzer_config_path(&index_file),
-            super::indexers::RUST_ANALYZER_CONFIG,
+            super::indexers::rust_analyzer_config(root),
         )
         .context("writing rust-analyzer's configuration for the run")?;
     }

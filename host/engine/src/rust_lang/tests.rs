@@ -696,6 +696,33 @@ fn macro_arguments_and_tokens() {
 }
 
 #[test]
+fn attributes_inside_token_trees_read_as_attributes() {
+    // A `macro_rules!` transcriber and an unparsed invocation body are tokens; an attribute
+    // there names what a parsed attribute names: `cfg` keys are configuration, not
+    // references; `derive` names derive macros; another path is an attribute macro.
+    let src = r#"macro_rules! gated {
+    ($($item:item)*) => {
+        $(
+            #[cfg(any(feature = "net", all(unix, feature = "fs")))]
+            #[cfg_attr(docsrs, doc(cfg(feature = "net")))]
+            #[derive(Debug, Clone)]
+            #[tracing::instrument]
+            $item
+        )*
+    }
+}
+"#;
+    let fs = extract(src, &module());
+    let g = "c::m::gated";
+    let expected: Vec<RefRow> = vec![
+        ("Debug", 6, 22, RK::Macro, None, g),
+        ("Clone", 6, 29, RK::Macro, None, g),
+        ("instrument", 7, 24, RK::Macro, Some("tracing"), g),
+    ];
+    assert_eq!(ref_rows(&fs), expected);
+}
+
+#[test]
 fn locals_are_not_references() {
     let src = r#"fn f(param: u32, (a, b): (u8, u8), Wrapper { inner }: Wrapper) -> u32 {
     let closure = |c: u32| c + param + GLOBAL;

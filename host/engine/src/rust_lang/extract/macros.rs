@@ -7,7 +7,7 @@ use super::{
     MacroPos, is_item_kind,
 };
 use crate::model::ReferenceKind as RK;
-use crate::rust_lang::text::{is_keyword, is_opaque_macro, strip_raw};
+use crate::rust_lang::text::{is_builtin_attribute, is_keyword, is_opaque_macro, strip_raw};
 
 impl<'s> Extractor<'s> {
     pub(super) fn macro_invocation(&mut self, n: Node<'_>, ctx: &Ctx, pos: MacroPos) {
@@ -182,6 +182,8 @@ impl<'s> Extractor<'s> {
         let mut after_dot = false;
         let mut after_quote = false;
         let mut after_hash = false;
+        // `#` or `#!` just before: a `[..]` group there is an attribute.
+        let mut attribute_next = false;
         let mut c = tt.walk();
         if !c.goto_first_child() {
             return;
@@ -189,6 +191,10 @@ impl<'s> Extractor<'s> {
         loop {
             let k = c.node();
             let was_hash = std::mem::replace(&mut after_hash, k.kind() == "#");
+            let in_attribute = std::mem::replace(
+                &mut attribute_next,
+                k.kind() == "#" || (was_hash && k.kind() == "!"),
+            );
             match k.kind() {
                 "identifier" => {
                     let name = strip_raw(self.text(k));
@@ -227,6 +233,11 @@ impl<'s> Extractor<'s> {
                     (after_colons, after_dot, after_quote) = (false, false, true);
                 }
                 "token_tree" if braced_items && was_hash => {}
+                "token_tree" if in_attribute && self.text(k).starts_with('[') => {
+                    self.attribute_tokens(k, ctx);
+                    path.clear();
+                    (after_colons, after_dot, after_quote) = (false, false, false);
+                }
                 "token_tree"
                     if braced_items
                         && self.tt_inner(k).is_some_and(|(start, inner, open)| {
@@ -245,6 +256,61 @@ impl<'s> Extractor<'s> {
             }
             if !c.goto_next_sibling() {
                 break;
+            }
+        }
+    }
+
+    /// A `#[..]` group inside a token tree, read as a parsed attribute is
+    /// ([`Self::attribute`]): `derive(A, B)` names derive macros, `cfg_attr(.., derive(..))`
+    /// too, a built-in or tool attribute names nothing (`cfg(feature = "x")` holds
+    /// configuration keys, not references), any other path is an attribute macro.
+    pub(super) fn attribute_tokens(&mut self, group: Node<'_>, ctx: &Ctx) {
+        let kids: Vec<Node<'_>> = {
+            let mut c = group.walk();
+            group.children(&mut c).collect()
+        };
+        let mut segments: Vec<Node<'_>> = Vec::new();
+        let mut rest = kids.iter().skip(1).peekable();
+        while let Some(k) = rest.peek() {
+            match k.kind() {
+                "identifier" => segments.push(**k),
+                "::" => {}
+                _ => break,
+            }
+            rest.next();
+        }
+        let Some(&last) = segments.last() else {
+            return;
+        };
+        let args = rest.find(|k| k.kind() == "token_tree").copied();
+        let written: Vec<&str> = segments.iter().map(|s| self.text(*s)).collect();
+        match written.as_slice() {
+            ["derive"] => {
+                if let Some(a) = args {
+                    self.tokens(a, ctx, RK::Macro);
+                }
+            }
+            ["cfg_attr"] => {
+                let Some(a) = args else { return };
+                let inner: Vec<Node<'_>> = {
+                    let mut c = a.walk();
+                    a.children(&mut c).collect()
+                };
+                for w in inner.windows(2) {
+                    if w[0].kind() == "identifier"
+                        && self.text(w[0]) == "derive"
+                        && w[1].kind() == "token_tree"
+                    {
+                        self.tokens(w[1], ctx, RK::Macro);
+                    }
+                }
+            }
+            [first, ..] if is_builtin_attribute(first) => {}
+            _ => {
+                let qualifier =
+                    (written.len() > 1).then(|| written[..written.len() - 1].join("::"));
+                let name = strip_raw(self.text(last));
+                self.push_ref(last, name, RK::Macro, qualifier, ctx);
             }
         }
     }
