@@ -273,6 +273,30 @@ impl Db {
         Ok(out)
     }
 
+    /// The project's interned SCIP symbols whose text is `LIKE pattern` (SQL `%` and `_`
+    /// wildcards; callers check each match exactly): (id, symbol).
+    pub async fn precise_symbols_like(
+        &self,
+        project_id: i64,
+        pattern: &str,
+    ) -> Result<Vec<(i64, String)>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                "SELECT id, symbol FROM precise_symbol WHERE project_id = ?1 AND symbol LIKE ?2",
+                (project_id, pattern),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push((
+                int(col(&row, 0)?).unwrap_or_default(),
+                text(col(&row, 1)?).unwrap_or_default(),
+            ));
+        }
+        Ok(out)
+    }
+
     /// The ids of the project's interned SCIP symbol `symbol` (none when the index never
     /// names it).
     pub async fn precise_symbol_ids(&self, project_id: i64, symbol: &str) -> Result<Vec<i64>> {

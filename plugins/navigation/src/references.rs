@@ -757,20 +757,8 @@ fn find_precise(
     let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
     let (mut name_matched, mut taken, mut open) = (0, 0, 0);
     let mut notes = Vec::new();
-    // An implementation of a trait item (`impl Trait for T { fn item .. }`) is a use of
-    // it: the syntax says which, and the indexer writes it as the impl's own definition.
-    let family = names.family(c);
-    if family.len() > 1 && family[0] == c {
-        let owner = names.defs[c].owner.as_deref();
-        group.extend(
-            names
-                .sites
-                .iter()
-                .filter(|s| s.kind == "implements" && s.qualifier.as_deref() == owner)
-                .filter(|s| !fallback.contains(&s.file_path))
-                .map(|s| (s, Tie::Exact)),
-        );
-    }
+    // A trait item's implementations (`impl Trait for T { fn item .. }`) are among the
+    // precise sites: the host adds its family's (ADR 0031).
     if !fallback.is_empty() || !unresolved.is_empty() {
         let usages = names.usages_of(host, c, &names.sites)?;
         for &(k, tie) in &usages.tied {
@@ -812,18 +800,25 @@ fn find_precise(
             "{name_matched} usage(s) answered by the heuristic are tied to this definition by name only"
         ));
     }
+    let mut gaps = Vec::new();
+    if !unresolved.is_empty() {
+        gaps.push(format!(
+            "{} site(s) of the name the indexer left unresolved",
+            unresolved.len()
+        ));
+    }
+    // Sites of the name in code the indexer's build leaves out (Rust: an inactive `cfg`):
+    // the host says so in the note; they are no usages in that build, yet one in
+    // another configuration may be, so the answer does not claim to be complete.
+    if let Some(note) = &precise.note {
+        notes.push(note.clone());
+        gaps.push("sites of the name in code the indexer's build leaves out".into());
+    }
     let precision = Precision {
         label: precise.precision.clone(),
         note: None,
         heuristic_files: Some(fallback),
-        gaps: if unresolved.is_empty() {
-            Vec::new()
-        } else {
-            vec![format!(
-                "{} site(s) of the name the indexer left unresolved",
-                unresolved.len()
-            )]
-        },
+        gaps,
     };
     render_group(
         host,

@@ -222,10 +222,12 @@ fn version_of(command: &[String]) -> Result<String, String> {
 /// output) of the crate at `root`: every cargo feature on, so code behind features is
 /// read, as the tree-sitter index reads it (tokio enables none by default, which left
 /// most of it unread); and the `cfg`s the crate declares for its documentation build
-/// (ADR 0031), beside rust-analyzer's own defaults (`debug_assertions`, `miri`).
+/// (ADR 0031), beside `debug_assertions`: the crate's own test build. rust-analyzer's
+/// default list also sets `miri`, which only the Miri interpreter sets: it would leave
+/// out every `cfg(not(miri))` test a normal `cargo test` builds.
 pub fn rust_analyzer_config(root: &Path) -> String {
     // `cargo.cfgs` is a list of `key` or `key=value` (it replaces the defaults).
-    let mut cfgs: Vec<String> = vec!["debug_assertions".into(), "miri".into()];
+    let mut cfgs: Vec<String> = vec!["debug_assertions".into()];
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
     for (key, value) in documented_cfgs(&manifest) {
         cfgs.push(match value {
@@ -376,7 +378,7 @@ mod tests {
         assert_eq!(
             config,
             serde_json::json!({"cargo": {"features": "all",
-                "cfgs": ["debug_assertions", "miri"]}})
+                "cfgs": ["debug_assertions"]}})
         );
     }
 
@@ -400,7 +402,7 @@ rustc-args = ["--cfg=demo_unstable", "--cfg", 'level="2"', "-Zflag"]
             serde_json::from_str(&rust_analyzer_config(dir.path())).unwrap();
         assert_eq!(
             config["cargo"]["cfgs"],
-            serde_json::json!(["debug_assertions", "miri", "demo_unstable", "level=2"])
+            serde_json::json!(["debug_assertions", "demo_unstable", "level=2"])
         );
         // A manifest that does not parse documents nothing.
         assert!(documented_cfgs("[package").is_empty());

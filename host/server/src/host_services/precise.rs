@@ -40,9 +40,14 @@ impl HostImpl {
     ) -> Result<PreciseUsageSet, CallError> {
         let (project, rel) = self.precise_scope(scope, file_path)?;
         let pm = &self.core.projects;
-        let u = self
+        let mut u = self
             .block(answers::usages(pm, &project, &rel, start_line, name))
             .map_err(internal)?;
+        if u.precision != "heuristic" {
+            u.note = self
+                .unresolved_memo(scope, &project, &rel, start_line, name)?
+                .inactive_note(name);
+        }
         Ok(PreciseUsageSet {
             precision: u.precision.to_string(),
             sites: u.sites.into_iter().map(reference_site).collect(),
@@ -66,21 +71,34 @@ impl HostImpl {
         unread_only: bool,
     ) -> Result<Vec<ReferenceSite>, CallError> {
         let (project, rel) = self.precise_scope(scope, file_path)?;
-        let pm = &self.core.projects;
-        // Routers ask for the whole list and for its unread part: computed once a call.
-        let key = format!(
-            "precise-unresolved\0{}\0{rel}\0{start_line}\0{name}",
-            project.id
-        );
-        let sites = scope.memo.get_or_try(key, || {
-            self.block(answers::unresolved(pm, &project, &rel, start_line, name))
-                .map_err(internal)
-        })?;
-        Ok(sites
+        let found = self.unresolved_memo(scope, &project, &rel, start_line, name)?;
+        Ok(found
+            .sites
             .iter()
             .filter(|(_, unread)| *unread || !unread_only)
             .map(|(s, _)| reference_site(s.clone()))
             .collect())
+    }
+
+    /// [`answers::unresolved`], computed once a call: routers ask for the usages, the
+    /// whole unresolved list and its unread part.
+    fn unresolved_memo(
+        &self,
+        scope: &CallScope,
+        project: &ProjectRow,
+        rel: &str,
+        start_line: u32,
+        name: &str,
+    ) -> Result<std::sync::Arc<answers::Unresolved>, CallError> {
+        let key = format!(
+            "precise-unresolved\0{}\0{rel}\0{start_line}\0{name}",
+            project.id
+        );
+        scope.memo.get_or_try(key, || {
+            let pm = &self.core.projects;
+            self.block(answers::unresolved(pm, project, rel, start_line, name))
+                .map_err(internal)
+        })
     }
 
     pub(super) fn precise_link_of(

@@ -289,20 +289,39 @@ pub async fn usages(
             } => (symbol_id, symbol, language, freshness),
             Link::Not(why) => return Ok(PreciseUsages::heuristic(why)),
         };
-    let mut hits = pm.db().precise_occurrences_of(symbol_id).await?;
+    // (occurrence, whether it is another member's: its definition is a usage too)
+    let mut hits: Vec<(PreciseHit, bool)> = pm
+        .db()
+        .precise_occurrences_of(symbol_id)
+        .await?
+        .into_iter()
+        .map(|h| (h, false))
+        .collect();
     // `new C(..)` is an occurrence of C's constructor (scip-typescript's member
     // `<constructor>` of C): it uses the class.
     if symbol.ends_with('#') {
         let constructor = format!("{symbol}`<constructor>`().");
         for id in pm.db().precise_symbol_ids(project.id, &constructor).await? {
-            hits.extend(pm.db().precise_occurrences_of(id).await?);
+            let more = pm.db().precise_occurrences_of(id).await?;
+            hits.extend(more.into_iter().map(|h| (h, false)));
         }
+    }
+    // A Rust trait item and the impls' items implementing it; a type's `Self` in its
+    // impl blocks (ADR 0031).
+    for id in super::family::members(pm.db(), project.id, &symbol).await? {
+        let more = pm.db().precise_occurrences_of(id).await?;
+        hits.extend(more.into_iter().map(|h| (h, true)));
+    }
+    for id in super::family::impl_blocks(pm.db(), project.id, &symbol).await? {
+        let more = pm.db().precise_occurrences_of(id).await?;
+        hits.extend(more.into_iter().map(|h| (h, false)));
     }
     let heuristic = pm.references_to_name(project.id, name).await?;
     let mut enrich = Enricher::new(pm, project, &heuristic);
     let mut sites = Vec::new();
-    for h in hits {
-        if h.roles & PRECISE_ROLE_DEFINITION != 0 {
+    for (h, member) in hits {
+        let definition = h.roles & PRECISE_ROLE_DEFINITION != 0;
+        if definition && !member {
             continue;
         }
         let Some(path) = freshness.fresh.get(&h.file_id) else {
@@ -331,18 +350,53 @@ pub async fn usages(
     })
 }
 
-/// The sites of `name` the tree-sitter index holds in fresh precise files of the
-/// definition's language where the indexer recorded no occurrence at all (of any symbol,
-/// locals included): it could not resolve what is written there, so its usages of the
-/// definition may miss them. Each with whether its line holds no occurrence of anything
-/// (`true`: code the indexer did not read). Empty when the definition is not linked.
+/// The sites of a linked definition's name that its precise usages do not settle.
+#[derive(Debug, Default)]
+pub struct Unresolved {
+    /// Sites of `name` the tree-sitter index holds in fresh precise files of the
+    /// definition's language where the indexer recorded no occurrence at all (of any
+    /// symbol, locals included): it could not resolve what is written there, so its
+    /// usages of the definition may miss them. Each with whether its line holds no
+    /// occurrence of anything (`true`: code the indexer did not read).
+    pub sites: Vec<(PreciseSite, bool)>,
+    /// Rust only: the sites on lines rust-analyzer did not read. It reads every line the
+    /// compiler builds with the run's features and `cfg`s, so these are code that build
+    /// leaves out (an inactive `cfg`, a `macro_rules!` body): no usages in it, and not in
+    /// `sites` (ADR 0031).
+    pub inactive: Vec<PreciseSite>,
+}
+
+impl Unresolved {
+    /// The note a precise answer carries about the inactive sites, if any.
+    pub fn inactive_note(&self, name: &str) -> Option<String> {
+        if self.inactive.is_empty() {
+            return None;
+        }
+        let files: BTreeSet<&str> = self.inactive.iter().map(|s| s.file_path.as_str()).collect();
+        let shown: Vec<&str> = files.iter().take(3).copied().collect();
+        let more = files.len().saturating_sub(shown.len());
+        Some(format!(
+            "{} site(s) named `{name}` sit in code rust-analyzer did not build (an inactive `cfg` or a `macro_rules!` body), in {}{}: not answered",
+            self.inactive.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more file(s)")
+            } else {
+                String::new()
+            },
+        ))
+    }
+}
+
+/// What the precise usages of the definition named `name` at `file`:`start_line` leave
+/// unsettled ([`Unresolved`]). Empty when the definition is not linked.
 pub async fn unresolved(
     pm: &ProjectManager,
     project: &ProjectRow,
     file: &str,
     start_line: u32,
     name: &str,
-) -> Result<Vec<(PreciseSite, bool)>> {
+) -> Result<Unresolved> {
     let Link::Linked {
         language,
         freshness,
@@ -350,7 +404,7 @@ pub async fn unresolved(
         ..
     } = link(pm, project, file, start_line, name).await?
     else {
-        return Ok(Vec::new());
+        return Ok(Unresolved::default());
     };
     let own = package_of(&symbol).map(str::to_string);
     let mut defined: HashMap<i64, bool> = HashMap::new();
@@ -364,7 +418,7 @@ pub async fn unresolved(
             by_file.entry(id).or_default().push(r);
         }
     }
-    let mut out = Vec::new();
+    let mut out = Unresolved::default();
     for (file_id, rows) in by_file {
         let from = rows.iter().map(|r| r.line).min().unwrap_or(1);
         let to = rows.iter().map(|r| r.line).max().unwrap_or(1);
@@ -387,7 +441,7 @@ pub async fn unresolved(
                     && (h.column == r.column || symbol_name(&h.symbol).as_deref() == Some(name))
             })
         };
-        out.extend(rows.into_iter().filter(|r| !resolved(r)).map(|r| {
+        for r in rows.into_iter().filter(|r| !resolved(r)) {
             let site = PreciseSite {
                 file_path: r.file_path.clone(),
                 line: r.line,
@@ -396,12 +450,19 @@ pub async fn unresolved(
                 qualifier: r.qualifier.clone(),
                 enclosing_symbol: r.enclosing_symbol.clone(),
             };
-            (site, !read.contains(&r.line))
-        }));
+            let unread = !read.contains(&r.line);
+            if unread && language == PreciseLanguage::Rust {
+                out.inactive.push(site);
+            } else {
+                out.sites.push((site, unread));
+            }
+        }
     }
-    out.sort_by(|(a, _), (b, _)| {
+    let order = |a: &PreciseSite, b: &PreciseSite| {
         (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
-    });
+    };
+    out.sites.sort_by(|(a, _), (b, _)| order(a, b));
+    out.inactive.sort_by(order);
     Ok(out)
 }
 
@@ -435,7 +496,7 @@ async fn resolving(
             if !named {
                 continue;
             }
-        } else if own.is_some() && package_of(&h.symbol) == own {
+        } else if own.is_some() && package_of(&h.symbol) == own && !is_impl_block(&h.symbol) {
             let has = match defined.get(&h.symbol_id) {
                 Some(&d) => d,
                 None => {
@@ -455,6 +516,12 @@ async fn resolving(
         kept.push(h);
     }
     Ok(kept)
+}
+
+/// rust-analyzer's symbol of an impl block (`…/impl#[Type][Trait]`), which `Self` in it
+/// refers to: it has no definition occurrence, yet names what is written exactly.
+fn is_impl_block(symbol: &str) -> bool {
+    symbol.ends_with(']') && (symbol.contains("/impl#[") || symbol.contains(" impl#["))
 }
 
 /// Whether a local definition in the file is named `name` (the source at a local
@@ -606,7 +673,10 @@ impl<'a> Enricher<'a> {
             .min_by_key(|s| s.end_line - s.start_line)
             .map(|s| s.qualified_name.clone())
             .unwrap_or_else(|| path.to_string());
-        let kind = if h.roles as i32 & ROLE_IMPORT != 0 {
+        let kind = if h.roles & PRECISE_ROLE_DEFINITION != 0 {
+            // another family member's definition (an impl's item, the trait's item)
+            "implements"
+        } else if h.roles as i32 & ROLE_IMPORT != 0 {
             "use"
         } else if h.roles as i32 & ROLE_WRITE != 0 {
             "write"

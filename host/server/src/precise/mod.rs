@@ -7,9 +7,12 @@
 //! - [`scheduler`]: one run at a time per daemon, debounced after edits, ingest of a
 //!   SCIP file (also `scryer precise import`);
 //! - [`answers`]: which files are fresh, and the precise usages, links and definitions
-//!   the `index` imports (WIT 0.4) answer with.
+//!   the `index` imports (WIT 0.4) answer with;
+//! - [`family`]: a Rust trait item's family (the impls' items), which rust-analyzer's
+//!   symbols tie only by name.
 
 pub mod answers;
+pub mod family;
 pub mod scheduler;
 
 use std::collections::{BTreeMap, HashMap};
