@@ -276,6 +276,7 @@ async fn a_trait_items_implementations_are_its_uses() {
         "\nimpl Shape for Square {\n    type Unit = f64;\n    fn sides(&self) -> u32 {\n        4\n    }\n}\n",
         "\npub fn count(s: &dyn Shape<Unit = f64>) -> u32 {\n    s.sides()\n}\n",
         "\npub fn square_sides(q: &Square) -> <Square as Shape>::Unit {\n    q.sides() as f64\n}\n",
+        "\nimpl Square {\n    pub fn unit() -> Self {\n        Self { side: 1.0 }\n    }\n}\n",
     ));
     std::fs::write(&shapes, text).unwrap();
     let s = Scryer::start(&[], &PRECISE_ON).await;
@@ -300,6 +301,23 @@ async fn a_trait_items_implementations_are_its_uses() {
         .reference_sites("precise_demo::shapes::Square::sides")
         .await;
     assert_eq!(sites(&v), owned(&[("src/shapes.rs", 44)]), "{v}");
+    // `Self` in a type's impl blocks is counted, not listed: the answer says so and does
+    // not claim to be complete.
+    let v = s.reference_sites("precise_demo::shapes::Square").await;
+    assert!(
+        !sites(&v)
+            .iter()
+            .any(|(f, l)| f == "src/shapes.rs" && *l >= 48),
+        "{v}"
+    );
+    assert!(
+        v["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("2 `Self` use(s) inside the type's own impl blocks")),
+        "{v}"
+    );
+    assert_eq!(v["complete"], false, "{v}");
     // An impl's associated type answers for the trait's: paths to it name the trait item.
     let v = s
         .reference_sites("precise_demo::shapes::Square::Unit")

@@ -807,12 +807,12 @@ fn find_precise(
             unresolved.len()
         ));
     }
-    // Sites of the name in code the indexer's build leaves out (Rust: an inactive `cfg`):
-    // the host says so in the note; they are no usages in that build, yet one in
-    // another configuration may be, so the answer does not claim to be complete.
+    // Uses the host counts but does not list (Rust: `Self` in the type's impls, sites of
+    // the name in code the indexer's build leaves out): the note says them, and the
+    // answer does not claim to be complete.
     if let Some(note) = &precise.note {
         notes.push(note.clone());
-        gaps.push("sites of the name in code the indexer's build leaves out".into());
+        gaps.push("uses the notes count but do not list".into());
     }
     let precision = Precision {
         label: precise.precision.clone(),

@@ -44,9 +44,13 @@ impl HostImpl {
             .block(answers::usages(pm, &project, &rel, start_line, name))
             .map_err(internal)?;
         if u.precision != "heuristic" {
-            u.note = self
+            let inactive = self
                 .unresolved_memo(scope, &project, &rel, start_line, name)?
                 .inactive_note(name);
+            u.note = match (u.note.take(), inactive) {
+                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                (a, b) => a.or(b),
+            };
         }
         Ok(PreciseUsageSet {
             precision: u.precision.to_string(),

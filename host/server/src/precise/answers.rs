@@ -312,9 +312,15 @@ pub async fn usages(
         let more = pm.db().precise_occurrences_of(id).await?;
         hits.extend(more.into_iter().map(|h| (h, true)));
     }
+    // `Self` in the type's impl blocks names the type, not by its name: counted and
+    // said, not listed (an agent reads uses of the type elsewhere; ADR 0031).
+    let mut self_uses = 0usize;
     for id in super::family::impl_blocks(pm.db(), project.id, &symbol).await? {
         let more = pm.db().precise_occurrences_of(id).await?;
-        hits.extend(more.into_iter().map(|h| (h, false)));
+        self_uses += more
+            .iter()
+            .filter(|h| freshness.fresh.contains_key(&h.file_id))
+            .count();
     }
     let heuristic = pm.references_to_name(project.id, name).await?;
     let mut enrich = Enricher::new(pm, project, &heuristic);
@@ -346,7 +352,9 @@ pub async fn usages(
         precision,
         sites,
         fallback,
-        note: None,
+        note: (self_uses > 0).then(|| {
+            format!("{self_uses} `Self` use(s) inside the type's own impl blocks: not listed")
+        }),
     })
 }
 
