@@ -96,8 +96,10 @@ impl Language for Python {
             package,
             scopes: Vec::new(),
             aliases: Vec::new(),
+            module_vars: HashSet::new(),
             nest: 0,
         };
+        ex.module_vars = ex.assigned_at_module_level(root);
         let mut module_aliases = HashMap::new();
         ex.import_aliases(root, &mut module_aliases);
         ex.aliases.push(module_aliases);
@@ -144,6 +146,9 @@ struct Extractor<'s> {
     /// Names the imports of the module and of the enclosing functions bind to what they
     /// import (`types` → `src::click::types` for `from . import types`), innermost last.
     aliases: Vec<HashMap<&'s str, String>>,
+    /// Names the module binds by assignment (`param: click.Path[str] = click.Path()`):
+    /// values, so `name.attr` is an attribute of an unknown value, not of a module.
+    module_vars: HashSet<&'s str>,
     nest: u32,
 }
 
@@ -194,6 +199,25 @@ impl<'s> Extractor<'s> {
 
     fn is_local(&self, name: &str) -> bool {
         self.scopes.iter().any(|s| s.contains(name))
+    }
+
+    /// The names plain assignments at the top of the module bind (`x = ..`, `x: T = ..`).
+    fn assigned_at_module_level(&self, root: Node<'_>) -> HashSet<&'s str> {
+        let mut out = HashSet::new();
+        for stmt in named_kids(root) {
+            if stmt.kind() != "expression_statement" {
+                continue;
+            }
+            for a in named_kids(stmt) {
+                if a.kind() == "assignment"
+                    && let Some(left) = a.child_by_field_name("left")
+                    && left.kind() == "identifier"
+                {
+                    out.insert(self.text(left));
+                }
+            }
+        }
+        out
     }
 
     fn reference(&mut self, n: Node<'_>, kind: RK, qualifier: Option<String>, ctx: &Ctx<'_>) {
@@ -890,7 +914,7 @@ impl<'s> Extractor<'s> {
                     Some("Self".to_string())
                 } else if let Some(module) = self.alias(name) {
                     Some(module.to_string())
-                } else if self.is_local(name) {
+                } else if self.is_local(name) || self.module_vars.contains(name) {
                     None
                 } else {
                     Some(name.to_string())

@@ -787,6 +787,10 @@ impl<'s> Extractor<'s> {
                 if q == "Self" {
                     return None;
                 }
+                // `C.prototype` holds what C's instances share: its members are C's.
+                if self.text(prop) == "prototype" {
+                    return Some(q);
+                }
                 Some(join(&q, self.text(prop)))
             }
             _ => None,

@@ -49,17 +49,16 @@ pub async fn members(db: &Db, project_id: i64, symbol: &str) -> Result<Vec<i64>>
     let Some((owner, item)) = parsed.trait_item() else {
         return Ok(Vec::new());
     };
-    if single_trait_item(db, project_id, &parsed.package, owner, item)
-        .await?
-        .is_none_or(|(_, s)| s != symbol)
+    // A field or variant (`Type#field.`) has no impls: the cheap answer first.
+    let impls = impls_of(db, project_id, symbol).await?;
+    if impls.is_empty()
+        || single_trait_item(db, project_id, &parsed.package, owner, item)
+            .await?
+            .is_none_or(|(_, s)| s != symbol)
     {
         return Ok(Vec::new());
     }
-    Ok(impls_of(db, project_id, symbol)
-        .await?
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect())
+    Ok(impls.into_iter().map(|(id, _)| id).collect())
 }
 
 /// The impl blocks whose self type is the type `symbol` (`…/impl#[T]`,

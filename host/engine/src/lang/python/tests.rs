@@ -277,6 +277,36 @@ w = types.sub.Deep
 }
 
 #[test]
+fn an_attribute_of_a_module_level_variable_is_no_module_path() {
+    // `param` is a value the module assigns: `param.convert` is an attribute of an
+    // unknown value (tied by name), not a name in a module called `param`; a class
+    // keeps qualifying its attributes.
+    let src = "\
+import click
+
+param: click.Path[str] = click.Path()
+param.convert(None)
+
+class Box:
+    pass
+
+Box.make()
+";
+    let f = extract_at(src, "src/pkg/core.py");
+    assert_eq!(
+        on_line(&f, 4),
+        [("param", RK::Path, None), ("convert", RK::MethodCall, None)]
+    );
+    assert_eq!(
+        on_line(&f, 9),
+        [
+            ("Box", RK::Path, None),
+            ("make", RK::MethodCall, Some("Box"))
+        ]
+    );
+}
+
+#[test]
 fn function_local_imports_bind_names_that_are_references() {
     let src = "\
 def run():

@@ -226,6 +226,24 @@ fn extract_at(src: &str, path: &str) -> FileSymbols {
 }
 
 #[test]
+fn a_member_of_a_class_prototype_is_the_class_member() {
+    // `C.prototype` holds what C's instances share: `C.prototype.m` names C's `m`.
+    let src = "\
+export class Scheduler { cold(): number { return 1; } }
+const f = Scheduler.prototype.cold;
+";
+    let f = extract_at(src, "src/testing.ts");
+    assert_eq!(
+        on_line(&f, 2),
+        [
+            ("Scheduler", RK::Path, None),
+            ("prototype", RK::Field, Some("Scheduler")),
+            ("cold", RK::Field, Some("Scheduler")),
+        ]
+    );
+}
+
+#[test]
 fn import_and_export_specifiers_name_the_module_they_come_from() {
     let src = "\
 import { Observable } from '../Observable';
