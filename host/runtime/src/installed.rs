@@ -92,6 +92,18 @@ impl PluginHome {
     /// Loads every installed plugin the policy approves; refuses, with the reason, any
     /// that is not approved, changed, or needs an ungranted capability.
     pub async fn load_all(&self, runtime: &Runtime) -> LoadReport {
+        self.load_wanted(runtime, &|_, _| true).await
+    }
+
+    /// [`load_all`](Self::load_all), but only the plugins `wanted(name, replaces)`
+    /// accepts are compiled and loaded: the others (no live profile names them, ADR
+    /// 0030) are left out of the report, as if not installed. Stray files are reported
+    /// whatever `wanted` says.
+    pub async fn load_wanted(
+        &self,
+        runtime: &Runtime,
+        wanted: &(dyn Fn(&str, Option<&str>) -> bool + Sync),
+    ) -> LoadReport {
         let mut report = LoadReport::default();
         let policy = match self.read_policy() {
             Ok(p) => p,
@@ -105,6 +117,9 @@ impl PluginHome {
         for (name, entry) in &policy.plugins {
             if entry.receipt.is_none() && entry.pending.is_none() {
                 // Grants written ahead of an add: nothing is installed yet.
+                continue;
+            }
+            if !wanted(name, entry.replaces.as_deref()) {
                 continue;
             }
             report

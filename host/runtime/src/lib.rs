@@ -20,6 +20,7 @@ pub mod memo;
 mod offline;
 pub mod policy;
 pub mod precompiled;
+pub mod profiles;
 pub mod receipt;
 pub mod window;
 

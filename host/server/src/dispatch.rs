@@ -192,11 +192,22 @@ impl Server {
     ) -> CallOutcome {
         let Some((plugin, tool)) = self.registry.tool(name) else {
             let shown: String = name.chars().take(80).collect();
+            let profile = self.core.session(session_id).options.tools;
             return CallOutcome::error(format!(
-                "unknown tool {shown:?}; this server offers: {}",
-                self.registry.tool_names().join(", ")
+                "unknown tool {shown:?}; this server offers: {}{}",
+                self.registry.tool_names().join(", "),
+                profile.unloaded_hint()
             ));
         };
+        if let Some(why) = self
+            .core
+            .session(session_id)
+            .options
+            .tools
+            .refusal(plugin.name(), name)
+        {
+            return CallOutcome::error(why);
+        }
         let Some(traits) = plugin.traits_of(name) else {
             return CallOutcome::error(format!(
                 "internal error: plugin `{}` described no traits for {name}",

@@ -21,6 +21,7 @@ pub mod order;
 mod paths;
 mod plugin_watch;
 pub mod precise;
+mod profiles;
 mod projects;
 mod registry;
 mod search_cache;
@@ -269,7 +270,7 @@ async fn load_in_background(
             server.live.store(Arc::new(registry));
             server.live.set_ready(Ok(()));
             if let Some((home, db_label)) = serving {
-                plugin_watch::start(server, home, db_label, false);
+                plugin_watch::start(server, home, db_label, false, true);
             }
         }
         Err(e) => {
@@ -313,6 +314,8 @@ pub struct Server {
     pub(crate) registry: Arc<Registry>,
     /// The registry new calls start on (`plugin_watch`).
     pub(crate) live: Arc<plugin_watch::Live>,
+    /// The built-in routers loaded when a session's profile needs them (ADR 0030).
+    pub(crate) pool: Arc<profiles::Pool>,
 }
 
 impl Server {
@@ -363,6 +366,19 @@ impl Server {
         });
         let serving_home = installed.clone().filter(|_| config.watch_files);
         let db_label = config.db_path.display().to_string();
+        let mut plugins = config.plugins;
+        // A serving process loads the built-in routers a session's profile needs when
+        // it opens (ADR 0030); `--plugin` files, and everything when routers must be
+        // compiled, load at start.
+        let on_demand = if precompiled && serving_home.is_some() {
+            let (lazy, eager) = plugins.into_iter().partition(|s| s.precompiled.is_some());
+            plugins = eager;
+            lazy
+        } else {
+            Vec::new()
+        };
+        let lazy = !on_demand.is_empty();
+        let pool = Arc::new(profiles::Pool::new(on_demand, installed.clone()));
         let server = if precompiled {
             // A serving process (the same switch as file watching) loads its installed
             // plugins after it accepts sessions, and swaps them while it runs; one-shot
@@ -372,17 +388,21 @@ impl Server {
             } else {
                 installed.as_ref()
             };
-            let registry = Registry::load(&runtime, config.plugins, now).await?;
-            let server = Server::assemble(core, runtime, plugin_watch::Live::new(registry.into()));
+            let registry = Registry::load(&runtime, plugins, now).await?;
+            let live = plugin_watch::Live::new(registry.into());
+            if lazy {
+                live.want_nothing_yet();
+            }
+            let server = Server::assemble(core, runtime, live, pool);
             if let Some(home) = serving_home {
-                plugin_watch::start(server.clone(), home, db_label, true);
+                plugin_watch::start(server.clone(), home, db_label, !lazy, !lazy);
             }
             server
         } else {
-            let server = Server::assemble(core, runtime, plugin_watch::Live::pending());
+            let server = Server::assemble(core, runtime, plugin_watch::Live::pending(), pool);
             tokio::spawn(load_in_background(
                 server.clone(),
-                config.plugins,
+                plugins,
                 installed,
                 serving_home.map(|home| (home, db_label)),
             ));
@@ -404,13 +424,24 @@ impl Server {
         Ok(server)
     }
 
-    fn assemble(core: Arc<Core>, runtime: Runtime, live: plugin_watch::Live) -> Server {
+    fn assemble(
+        core: Arc<Core>,
+        runtime: Runtime,
+        live: plugin_watch::Live,
+        pool: Arc<profiles::Pool>,
+    ) -> Server {
         Server {
             core,
             runtime,
             registry: live.load(),
             live: Arc::new(live),
+            pool,
         }
+    }
+
+    /// The configuration directory's plugin home, when the server has one.
+    pub(crate) fn pool_home(&self) -> Option<&scryer_runtime::installed::PluginHome> {
+        self.pool.home()
     }
 
     /// The registry this handle was taken with (at start, or by [`Server::current`]).
@@ -437,8 +468,10 @@ impl Server {
     }
 
     /// Opens a session with its working directory and options. Fails on an unknown
-    /// `options.project`.
-    pub async fn open_session(&self, cwd: PathBuf, options: SessionOptions) -> Result<u64> {
+    /// `options.project`, or a profile (`options.tools`) naming what does not exist.
+    /// The plugins the profile needs are loaded first (ADR 0030).
+    pub async fn open_session(&self, cwd: PathBuf, mut options: SessionOptions) -> Result<u64> {
+        options.tools = self.prepare_profile(&options.tools).await?;
         let mut active = None;
         if let Some(sel) = &options.project {
             let db = self.core.projects.db();

@@ -214,6 +214,40 @@ impl Registry {
             .expect("the host plugins loaded together before, so they still do")
     }
 
+    /// The registry with `host` as the host's plugins (a profile needed more of them,
+    /// ADR 0030) and the installed plugins as they are: each keeps its outcome, under
+    /// the start rules again (a host plugin loaded now may take back a tool).
+    pub(crate) fn with_host(&self, host: Vec<Arc<Plugin>>) -> Result<Registry, String> {
+        let installed = self
+            .statuses
+            .iter()
+            .filter(|s| s.origin == Origin::Installed)
+            .map(|s| Candidate {
+                name: s.name.clone(),
+                version: s.version.clone(),
+                grants: s.grants.clone(),
+                held_back: s.held_back.clone(),
+                replaces: s.replaces.clone(),
+                outcome: match (&s.status, &s.plugin) {
+                    (Status::Refused(why), _) => Err(why.clone()),
+                    (_, Some(p)) => Ok(p.clone()),
+                    (_, None) => Err("not loaded".into()),
+                },
+                fallback: None,
+            })
+            .collect();
+        Registry::build(host, installed)
+    }
+
+    /// The host's plugins as loaded, in load order.
+    pub(crate) fn host_loaded(&self) -> Vec<Arc<Plugin>> {
+        self.statuses
+            .iter()
+            .filter(|s| s.origin == Origin::Host)
+            .filter_map(|s| s.plugin.clone())
+            .collect()
+    }
+
     fn build(host: Vec<Arc<Plugin>>, installed: Vec<Candidate>) -> Result<Registry, String> {
         let mut r = Registry {
             plugins: Vec::new(),
@@ -423,7 +457,7 @@ impl Registry {
 }
 
 /// Compiles (or deserializes) one plugin the host was given, then links and describes it.
-async fn load_one(runtime: Runtime, source: PluginSource) -> anyhow::Result<Plugin> {
+pub(crate) async fn load_one(runtime: Runtime, source: PluginSource) -> anyhow::Result<Plugin> {
     let PluginSource {
         label,
         wasm,
