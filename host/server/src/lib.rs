@@ -26,6 +26,7 @@ mod projects;
 mod registry;
 mod search_cache;
 mod session;
+mod shadow;
 pub mod telemetry;
 pub mod tokens;
 mod watcher;
@@ -46,7 +47,8 @@ pub use dispatch::CallOutcome;
 pub use mcp::McpSession;
 pub use plugin_watch::{ServingPlugin, ServingReport};
 pub use projects::IndexState;
-pub use registry::{Origin, PluginStatus, Registry, Status};
+pub use registry::{Origin, PluginStatus, Registry, ShadowStatus, Status};
+pub use shadow::{ShadowReport, ShadowTool};
 
 /// Output format of answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -148,6 +150,10 @@ pub struct Core {
     pub(crate) search: Arc<search_cache::SearchCache>,
     /// Writes telemetry rows; `None` when telemetry is off.
     pub(crate) telemetry: Option<telemetry::Recorder>,
+    /// What shadow runs found (ADR 0030).
+    pub(crate) shadows: shadow::Book,
+    /// The database path, as reports name it.
+    pub(crate) db_label: String,
 }
 
 impl Core {
@@ -169,6 +175,8 @@ impl Core {
             handle: tokio::runtime::Handle::current(),
             first_query_wait: config.first_query_wait,
             search,
+            shadows: shadow::Book::default(),
+            db_label: config.db_path.display().to_string(),
         })
     }
 
