@@ -348,7 +348,7 @@ impl PluginHome {
             let _ = std::fs::remove_file(&staged);
             return Err(format!("writing {}: {e}", policy_path.display()));
         }
-        if let Err(e) = std::fs::rename(&staged, &dest) {
+        if let Err(e) = std::fs::rename(&staged, dest) {
             let _ = std::fs::remove_file(&staged);
             let restored = match &previous {
                 Some(bytes) => policy::write_atomically(&policy_path, bytes),

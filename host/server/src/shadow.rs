@@ -309,7 +309,7 @@ fn tally(
 pub(crate) fn served(
     outcome: &Result<ToolAnswer, CallFailure>,
 ) -> Result<ToolAnswer, &'static str> {
-    outcome.as_ref().map(Clone::clone).map_err(failure_kind)
+    outcome.as_ref().map_err(failure_kind).cloned()
 }
 
 pub(crate) fn shadow_report_path(
