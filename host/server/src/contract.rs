@@ -519,4 +519,30 @@ mod tests {
         assert!(!AlwaysLoad::None.marks(&core("find_references")));
         assert!(AlwaysLoad::parse("all").is_err());
     }
+
+    #[test]
+    fn a_resolved_profile_lists_its_plugins_tools_by_tier_and_refuses_other_plugins() {
+        let core = |t: &str| traits(t, ToolTier::Core, &[]);
+        let extended = |t: &str| traits(t, ToolTier::Extended, &[]);
+        let p = Profile::Plugins {
+            name: "lean".into(),
+            plugins: vec!["navigation".into()],
+            tier: TierFilter::Core,
+            tools: vec!["list_projects".into()],
+        };
+        assert!(p.lists("navigation", &core("find_references")));
+        assert!(!p.lists("navigation", &extended("get_type_contract")));
+        assert!(p.lists("admin", &extended("list_projects")));
+        assert!(!p.lists("search", &core("search_symbols")));
+        assert_eq!(p.refusal("navigation", "get_type_contract"), None);
+        assert_eq!(p.refusal("admin", "list_projects"), None);
+        let why = p.refusal("search", "search_symbols").unwrap();
+        assert!(
+            why.contains("profile `lean`")
+                && why.contains("belongs to plugin `search`")
+                && why.contains("--tools full"),
+            "{why}"
+        );
+        assert_eq!(Profile::Full.refusal("search", "search_symbols"), None);
+    }
 }
