@@ -96,6 +96,11 @@ async fn a_candidate_shadow_runs_is_reported_and_is_promoted_or_dropped() {
         ],
     );
     assert!(added.contains("to shadow wordy"), "{added}");
+    let list = plugin_ok(&cfg, &["list"]);
+    assert!(
+        list.contains("wordy 0.2.0: shadow candidate of wordy (loaded): wordy_words"),
+        "{list}"
+    );
     let none_yet = plugin_ok(&cfg, &["shadow-report"]);
     assert!(none_yet.contains("wordy 0.2.0 shadows wordy"), "{none_yet}");
 

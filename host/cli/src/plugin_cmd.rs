@@ -216,6 +216,9 @@ async fn list(ctx: &Globals, home: &PluginHome, extra: &[PathBuf]) -> Result<()>
     for s in registry.statuses() {
         println!("{}", status_line(s));
     }
+    for s in registry.shadows() {
+        println!("{}", crate::shadow_cmd::status_line(s));
+    }
     if let Some(p) = policy_problem {
         println!("policy: {p}; no installed plugin was loaded");
     }

@@ -157,6 +157,28 @@ pub fn drop(home: &PluginHome, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// A candidate's line in `scryer plugin list`.
+pub fn status_line(s: &scryer_server::ShadowStatus) -> String {
+    match &s.outcome {
+        Ok(p) => format!(
+            "{} {}: shadow candidate of {} (loaded): {}",
+            s.name,
+            s.version,
+            s.of,
+            p.description
+                .tools
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Err(why) => format!(
+            "{} {}: shadow candidate of {} (refused): {why}",
+            s.name, s.version, s.of
+        ),
+    }
+}
+
 /// One tool's line of the report.
 fn line(t: &ShadowTool) -> String {
     let ms = |m: Option<u32>| {
