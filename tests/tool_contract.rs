@@ -4,8 +4,11 @@
 
 mod support;
 
+use std::path::Path;
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
-use support::{Scryer, fixture_workspace};
+use support::{Scryer, fixture_component, fixture_workspace, plugin_ok, scryer_bin};
 
 const ALL_TOOLS: [&str; 19] = [
     "calculate_blast_radius",
@@ -150,7 +153,8 @@ async fn the_full_profile_lists_19_portable_tools_within_the_size_budget() {
 }
 
 #[tokio::test]
-async fn the_core_profile_lists_six_always_loaded_tools_and_still_accepts_the_others() {
+async fn the_core_profile_loads_four_routers_lists_six_always_loaded_tools_and_refuses_other_plugins()
+ {
     let s = Scryer::start(&["--tools", "core"], &[]).await;
     let tools = s.client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -182,9 +186,23 @@ async fn the_core_profile_lists_six_always_loaded_tools_and_still_accepts_the_ot
         );
     }
     assert!(!instructions.contains("index_workspace"), "{instructions}");
-    // Hidden tools are still answered.
+    // A profile is a set of plugins (ADR 0030): only the four routers with core tools
+    // are loaded; their hidden tools are still answered, other plugins' are refused.
+    let cfg = s.state.path().join("config");
+    let loaded = loaded_plugins(&cfg, |l| l.len() >= 4).await;
+    assert_eq!(loaded, ["graph", "inspect", "navigation", "search"]);
+    let (text, _) = s
+        .call("get_type_contract", json!({"symbol": "Circle"}))
+        .await;
+    assert!(
+        !text.contains("profile") && !text.contains("unknown tool"),
+        "a hidden tool of a loaded plugin is answered: {text}"
+    );
     let (text, is_error) = s.call("list_projects", json!({})).await;
-    assert!(!is_error, "{text}");
+    assert!(
+        is_error && text.contains("profile `core`") && text.contains("--tools full"),
+        "{text}"
+    );
     s.stop().await;
 
     let s = Scryer::start(&["--always-load", "none"], &[]).await;
@@ -353,4 +371,159 @@ async fn usage_with(s: &Scryer, tool: &str) -> Value {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     usage
+}
+
+/// The plugins the one server serving with configuration directory `cfg` has loaded
+/// (its serving report's `loaded`, sorted), once `enough` says so or 60 s passed.
+async fn loaded_plugins(cfg: &Path, enough: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let started = Instant::now();
+    loop {
+        let mut loaded: Vec<String> = std::fs::read_dir(cfg.join("plugins"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().contains(".serving-"))
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+            .flat_map(|v| v["loaded"].as_array().cloned().unwrap_or_default())
+            .filter_map(|n| n.as_str().map(String::from))
+            .collect();
+        loaded.sort();
+        if enough(&loaded) || started.elapsed() > Duration::from_secs(60) {
+            return loaded;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `scryer serve` with `args` that must fail before serving: its stderr.
+fn serve_fails(cfg: &Path, args: &[&str]) -> String {
+    use std::io::Write as _;
+    let state = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(scryer_bin())
+        .arg("--db")
+        .arg(state.path().join("index.db"))
+        .arg("serve")
+        .args(args)
+        .env("SCRYER_CONFIG_DIR", cfg)
+        .env("SCRYER_PRECISE", "off")
+        .env("SCRYER_DAEMON", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let _ = writeln!(child.stdin.take().unwrap(), "{init}");
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "serve {args:?} did not fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn instructions_of(s: &Scryer) -> String {
+    s.client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_profile_from_the_config_dir_loads_only_its_plugins_and_bad_names_are_named() {
+    let work = tempfile::tempdir().unwrap();
+    let cfg = work.path().join("config");
+    let hostile = fixture_component("scryer-fixture-hostile");
+    plugin_ok(
+        &cfg,
+        &["add", hostile.to_str().unwrap(), "--grant", "tokens"],
+    );
+    std::fs::write(
+        cfg.join("profiles.toml"),
+        "[profiles.tiny]\nplugins = [\"search\"]\n\n[profiles.lean]\nplugins = [\"search\", \"hostile\"]\n",
+    )
+    .unwrap();
+    let db = work.path().join("index.db");
+    let env = [("SCRYER_CONFIG_DIR", cfg.to_str().unwrap())];
+
+    // `tiny`: one built-in router; the installed plugin is not compiled.
+    let tiny = Scryer::start_with_db(&db, &["--tools", "tiny"], &env).await;
+    assert_eq!(tiny.tool_names().await, ["search_symbols"]);
+    let instructions = instructions_of(&tiny);
+    assert!(
+        instructions.len() <= 1800 && instructions.contains("search_symbols"),
+        "{instructions}"
+    );
+    assert!(!instructions.contains("find_references"), "{instructions}");
+    assert_eq!(loaded_plugins(&cfg, |l| !l.is_empty()).await, ["search"]);
+
+    // A second session of the same daemon with `lean` loads the installed plugin.
+    let lean = Scryer::start_with_db(&db, &["--tools", "lean"], &env).await;
+    let (text, is_error) = lean.call("ok", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        loaded_plugins(&cfg, |l| l.len() >= 2).await,
+        ["hostile", "search"]
+    );
+    let instructions = instructions_of(&lean);
+    assert!(instructions.len() <= 1800, "{instructions}");
+    // `tiny` still lists only its plugin, and may not call the other's tools.
+    assert_eq!(tiny.tool_names().await, ["search_symbols"]);
+    let (text, is_error) = tiny.call("ok", json!({})).await;
+    assert!(is_error && text.contains("profile `tiny`"), "{text}");
+    tiny.stop().await;
+    lean.stop().await;
+
+    // Unknown names, and a broken profile file, are errors naming what is accepted.
+    let e = serve_fails(&cfg, &["--tools", "nosuch"]);
+    assert!(
+        e.contains("`nosuch`, which is no profile, plugin or tool")
+            && e.contains("core, full, lean, tiny")
+            && e.contains("hostile"),
+        "{e}"
+    );
+    std::fs::write(
+        cfg.join("profiles.toml"),
+        "[profiles.tiny]\nplugins = [\"serch\"]\n",
+    )
+    .unwrap();
+    let e = serve_fails(&cfg, &["--tools", "tiny"]);
+    assert!(
+        e.contains("profile `tiny` names plugin `serch`") && e.contains("navigation"),
+        "{e}"
+    );
+    std::fs::write(cfg.join("profiles.toml"), "[profiles.tiny]\nplugins = []\n").unwrap();
+    let e = serve_fails(&cfg, &["--tools", "tiny"]);
+    assert!(
+        e.contains("profiles.toml") && e.contains("profiles.tiny.plugins is empty"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn plugin_names_in_tools_load_those_plugins() {
+    let s = Scryer::start(&["--tools", "navigation,search"], &[]).await;
+    let mut names = s.tool_names().await;
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "find_references",
+            "get_enclosing_scope",
+            "get_file_outline",
+            "get_type_contract",
+            "resolve_definition",
+            "search_symbols"
+        ]
+    );
+    let instructions = instructions_of(&s);
+    assert!(instructions.len() <= 1800, "{instructions}");
+    let cfg = s.state.path().join("config");
+    assert_eq!(
+        loaded_plugins(&cfg, |l| l.len() >= 2).await,
+        ["navigation", "search"]
+    );
+    // A tool name loads its plugin too.
+    let t = Scryer::start(&["--tools", "list_projects"], &[]).await;
+    assert_eq!(t.tool_names().await, ["list_projects"]);
+    s.stop().await;
+    t.stop().await;
 }

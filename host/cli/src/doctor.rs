@@ -840,6 +840,7 @@ mod tests {
                     note: Some("not a component".into()),
                 },
             ],
+            loaded: Vec::new(),
         };
         let lines = running_lines(&[report]);
         let texts: Vec<(&str, &str)> = lines.iter().map(|l| (l.1.as_str(), l.2.as_str())).collect();

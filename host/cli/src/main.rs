@@ -42,6 +42,7 @@ mod precise_cmd;
 mod progress;
 mod report;
 mod serve;
+mod shadow_cmd;
 
 #[derive(Parser)]
 #[command(

@@ -1,4 +1,5 @@
-//! `scryer plugin list | add | remove | grant | verify`: the operator's side of the
+//! `scryer plugin list | add | remove | grant | verify` (and, in `shadow_cmd.rs`, `add
+//! --shadow | promote | drop | shadow-report`): the operator's side of the
 //! plugin platform (ADR 0007, docs/plugins.md); `scryer plugin new`: the author's start.
 //!
 //! These commands never open the database: plugins are compiled and described under
@@ -38,9 +39,20 @@ pub enum PluginCommand {
         #[arg(long, value_delimiter = ',', value_name = "CAP,...")]
         grant: Vec<String>,
         /// A built-in router whose tools this plugin takes over.
-        #[arg(long, value_name = "ROUTER")]
+        #[arg(long, value_name = "ROUTER", conflicts_with = "shadow")]
         replaces: Option<String>,
+        /// Install it as a candidate shadow-running beside the plugin serving its tools
+        /// (its answers are compared, never sent), to `promote` or `drop` later.
+        #[arg(long)]
+        shadow: bool,
     },
+    /// Swap a shadow candidate in for the plugin it shadows.
+    Promote { name: String },
+    /// Remove a shadow candidate; the plugin it shadows keeps serving.
+    Drop { name: String },
+    /// How shadow candidates compare with the plugins they shadow, per tool, in running
+    /// servers (differences summarised, never their content).
+    ShadowReport,
     /// Uninstall a plugin: delete its file and its policy entry.
     Remove { name: String },
     /// Grant capabilities to an installed plugin (and approve a held-back upgrade once
@@ -95,8 +107,18 @@ pub async fn run(ctx: &Globals, command: &PluginCommand) -> Result<()> {
         PluginCommand::Add {
             file,
             grant,
+            shadow: true,
+            ..
+        } => crate::shadow_cmd::add(ctx, &home, file, grant).await,
+        PluginCommand::Add {
+            file,
+            grant,
             replaces,
+            ..
         } => add(ctx, &home, file, grant, replaces.as_deref()).await,
+        PluginCommand::Promote { name } => crate::shadow_cmd::promote(&home, name),
+        PluginCommand::Drop { name } => crate::shadow_cmd::drop(&home, name),
+        PluginCommand::ShadowReport => crate::shadow_cmd::report(&home),
         PluginCommand::Remove { name } => remove(&home, name),
         PluginCommand::Grant { name, capabilities } => grant(&home, name, capabilities),
         PluginCommand::Verify { file } => verify(ctx, &home, file).await,
@@ -110,7 +132,7 @@ pub async fn run(ctx: &Globals, command: &PluginCommand) -> Result<()> {
 
 /// A runtime that describes plugins without a server, and every plugin loaded as
 /// `scryer serve` would load them.
-async fn offline(
+pub(crate) async fn offline(
     ctx: &Globals,
     home: &PluginHome,
     extra: &[PathBuf],
@@ -136,7 +158,7 @@ fn how(outcome: CacheOutcome) -> &'static str {
     }
 }
 
-fn names(g: &Grants) -> String {
+pub(crate) fn names(g: &Grants) -> String {
     g.names().join(", ")
 }
 
@@ -193,6 +215,9 @@ async fn list(ctx: &Globals, home: &PluginHome, extra: &[PathBuf]) -> Result<()>
     let (_, registry) = offline(ctx, home, extra).await?;
     for s in registry.statuses() {
         println!("{}", status_line(s));
+    }
+    for s in registry.shadows() {
+        println!("{}", crate::shadow_cmd::status_line(s));
     }
     if let Some(p) = policy_problem {
         println!("policy: {p}; no installed plugin was loaded");
@@ -260,21 +285,21 @@ fn new(name: &str, dir: Option<&Path>, sdk: Option<&Path>) -> Result<()> {
 }
 
 /// A plugin file, compiled, described and checked against its manifest.
-struct Candidate {
-    wasm: Vec<u8>,
-    sha256: String,
-    requirements: Requirements,
+pub(crate) struct Candidate {
+    pub(crate) wasm: Vec<u8>,
+    pub(crate) sha256: String,
+    pub(crate) requirements: Requirements,
     imports: Vec<String>,
-    plugin: Plugin,
+    pub(crate) plugin: Plugin,
     manifest_notes: Vec<String>,
 }
 
 impl Candidate {
-    fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.plugin.name()
     }
 
-    fn tools(&self) -> Vec<String> {
+    pub(crate) fn tools(&self) -> Vec<String> {
         self.plugin
             .description
             .tools
@@ -283,7 +308,7 @@ impl Candidate {
             .collect()
     }
 
-    fn receipt(&self) -> Receipt {
+    pub(crate) fn receipt(&self) -> Receipt {
         Receipt {
             sha256: self.sha256.clone(),
             version: self.plugin.description.version.clone(),
@@ -303,7 +328,7 @@ impl Candidate {
 
 /// Validates a plugin file: a component that compiles, imports only what capabilities
 /// can grant, describes itself under an installable name, and matches its manifest.
-async fn inspect(runtime: &Runtime, file: &Path) -> Result<Candidate> {
+pub(crate) async fn inspect(runtime: &Runtime, file: &Path) -> Result<Candidate> {
     let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let label = file
         .file_stem()
@@ -340,7 +365,7 @@ async fn inspect(runtime: &Runtime, file: &Path) -> Result<Candidate> {
     })
 }
 
-fn parse_caps(list: &[String]) -> Result<Grants> {
+pub(crate) fn parse_caps(list: &[String]) -> Result<Grants> {
     Grants::parse_list(&list.join(",")).map_err(anyhow::Error::msg)
 }
 

@@ -33,10 +33,21 @@ pub struct Installed {
     pub held_back: Option<String>,
 }
 
+/// A shadow-run candidate as loading left it (ADR 0030).
+pub struct ShadowLoad {
+    pub name: String,
+    /// The serving plugin whose tools it shadows.
+    pub of: String,
+    pub version: String,
+    pub outcome: Result<Plugin, String>,
+}
+
 /// What loading the installed plugins found.
 #[derive(Default)]
 pub struct LoadReport {
     pub plugins: Vec<Installed>,
+    /// Candidates shadow-running beside the plugins they would replace.
+    pub shadows: Vec<ShadowLoad>,
     /// Problems not tied to one plugin (an unreadable policy file).
     pub problems: Vec<String>,
 }
@@ -62,6 +73,11 @@ impl PluginHome {
 
     pub fn wasm_path(&self, name: &str) -> PathBuf {
         self.plugins_dir().join(format!("{name}.wasm"))
+    }
+
+    /// Where a shadow-run candidate's bytes live (ADR 0030).
+    pub fn shadow_path(&self, name: &str) -> PathBuf {
+        self.plugins_dir().join(format!("{name}.shadow.wasm"))
     }
 
     pub fn pending_path(&self, name: &str) -> PathBuf {
@@ -92,6 +108,18 @@ impl PluginHome {
     /// Loads every installed plugin the policy approves; refuses, with the reason, any
     /// that is not approved, changed, or needs an ungranted capability.
     pub async fn load_all(&self, runtime: &Runtime) -> LoadReport {
+        self.load_wanted(runtime, &|_, _| true).await
+    }
+
+    /// [`load_all`](Self::load_all), but only the plugins `wanted(name, replaces)`
+    /// accepts are compiled and loaded: the others (no live profile names them, ADR
+    /// 0030) are left out of the report, as if not installed. Stray files are reported
+    /// whatever `wanted` says.
+    pub async fn load_wanted(
+        &self,
+        runtime: &Runtime,
+        wanted: &(dyn Fn(&str, Option<&str>) -> bool + Sync),
+    ) -> LoadReport {
         let mut report = LoadReport::default();
         let policy = match self.read_policy() {
             Ok(p) => p,
@@ -107,9 +135,19 @@ impl PluginHome {
                 // Grants written ahead of an add: nothing is installed yet.
                 continue;
             }
+            if !wanted(name, entry.replaces.as_deref()) {
+                continue;
+            }
             report
                 .plugins
                 .push(self.load_one(runtime, name, entry).await);
+        }
+        for (name, entry) in &policy.shadows {
+            if wanted(&entry.of, None) {
+                report
+                    .shadows
+                    .push(self.load_shadow(runtime, name, entry).await);
+            }
         }
         for stray in self.unapproved_files(&policy) {
             report.plugins.push(Installed {
@@ -152,6 +190,25 @@ impl PluginHome {
         }
     }
 
+    /// Loads one shadow-run candidate under its policy entry: its receipt, its grants.
+    pub async fn load_shadow(
+        &self,
+        runtime: &Runtime,
+        name: &str,
+        entry: &policy::ShadowPolicy,
+    ) -> ShadowLoad {
+        let path = self.shadow_path(name);
+        let outcome = self
+            .load_file(runtime, name, &path, &entry.receipt, &entry.granted())
+            .await;
+        ShadowLoad {
+            name: name.to_string(),
+            of: entry.of.clone(),
+            version: entry.receipt.version.clone(),
+            outcome,
+        }
+    }
+
     async fn try_load(
         &self,
         runtime: &Runtime,
@@ -164,8 +221,20 @@ impl PluginHome {
                 "plugin `{name}` has only a held-back upgrade and no approved version to serve"
             ));
         };
-        let path = self.wasm_path(name);
-        let wasm = std::fs::read(&path).map_err(|e| {
+        self.load_file(runtime, name, &self.wasm_path(name), receipt, grants)
+            .await
+    }
+
+    /// Reads, checks against `receipt`, compiles and links the plugin file at `path`.
+    async fn load_file(
+        &self,
+        runtime: &Runtime,
+        name: &str,
+        path: &Path,
+        receipt: &crate::receipt::Receipt,
+        grants: &Grants,
+    ) -> Result<Plugin, String> {
+        let wasm = std::fs::read(path).map_err(|e| {
             format!(
                 "{} cannot be read ({e}); re-add it with `scryer plugin add <file>` or remove it with `scryer plugin remove {name}`",
                 path.display()
@@ -205,7 +274,9 @@ impl PluginHome {
         let mut stray: Vec<String> = dir
             .filter_map(|e| e.ok())
             .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|f| !f.starts_with('.') && !f.ends_with(".pending.wasm"))
+            .filter(|f| {
+                !f.starts_with('.') && !f.ends_with(".pending.wasm") && !f.ends_with(".shadow.wasm")
+            })
             .filter_map(|f| f.strip_suffix(".wasm").map(str::to_string))
             .filter(|n| policy.plugins.get(n).is_none_or(|e| e.receipt.is_none()))
             .collect();
@@ -223,14 +294,42 @@ impl PluginHome {
         held_back: bool,
         new_policy: &Policy,
     ) -> Result<PathBuf, String> {
-        policy::check_plugin_name(name)?;
-        let dir = self.plugins_dir();
-        create_private_dir(&dir)?;
         let dest = if held_back {
             self.pending_path(name)
         } else {
             self.wasm_path(name)
         };
+        self.publish_at(name, &dest, wasm, new_policy)?;
+        if !held_back {
+            // A direct install supersedes any upgrade that was waiting.
+            let _ = std::fs::remove_file(self.pending_path(name));
+        }
+        Ok(dest)
+    }
+
+    /// Publishes a shadow-run candidate (ADR 0030) as [`publish`](Self::publish) does a
+    /// plugin: staged, the policy replaced, then renamed to `<name>.shadow.wasm`.
+    pub fn publish_shadow(
+        &self,
+        name: &str,
+        wasm: &[u8],
+        new_policy: &Policy,
+    ) -> Result<PathBuf, String> {
+        let dest = self.shadow_path(name);
+        self.publish_at(name, &dest, wasm, new_policy)?;
+        Ok(dest)
+    }
+
+    fn publish_at(
+        &self,
+        name: &str,
+        dest: &Path,
+        wasm: &[u8],
+        new_policy: &Policy,
+    ) -> Result<(), String> {
+        policy::check_plugin_name(name)?;
+        let dir = self.plugins_dir();
+        create_private_dir(&dir)?;
         let staged = dir.join(format!(".{name}.wasm.tmp-{}", std::process::id()));
         stage(&staged, wasm).map_err(|e| {
             let _ = std::fs::remove_file(&staged);
@@ -249,7 +348,7 @@ impl PluginHome {
             let _ = std::fs::remove_file(&staged);
             return Err(format!("writing {}: {e}", policy_path.display()));
         }
-        if let Err(e) = std::fs::rename(&staged, &dest) {
+        if let Err(e) = std::fs::rename(&staged, dest) {
             let _ = std::fs::remove_file(&staged);
             let restored = match &previous {
                 Some(bytes) => policy::write_atomically(&policy_path, bytes),
@@ -267,11 +366,7 @@ impl PluginHome {
                 ),
             });
         }
-        if !held_back {
-            // A direct install supersedes any upgrade that was waiting.
-            let _ = std::fs::remove_file(self.pending_path(name));
-        }
-        Ok(dest)
+        Ok(())
     }
 
     /// Makes the held-back upgrade of `name` the installed version: the policy (already

@@ -20,6 +20,7 @@ pub mod memo;
 mod offline;
 pub mod policy;
 pub mod precompiled;
+pub mod profiles;
 pub mod receipt;
 pub mod window;
 
@@ -521,6 +522,9 @@ struct RuntimeInner {
     cache: Option<CompileCache>,
     host: Arc<dyn HostServices>,
     permits: tokio::sync::Semaphore,
+    /// Shadow calls' own limits and permits (ADR 0030).
+    shadow_limits: Limits,
+    shadow_permits: tokio::sync::Semaphore,
 }
 
 impl Runtime {
@@ -535,6 +539,9 @@ impl Runtime {
         let engine = Engine::new(&engine_config(&limits))?;
         start_epoch_ticker(&engine, limits.epoch_tick);
         let permits = tokio::sync::Semaphore::new(limits.max_concurrent_calls as usize);
+        let shadow_limits = limits.for_shadow();
+        let shadow_permits =
+            tokio::sync::Semaphore::new(shadow_limits.max_concurrent_calls as usize);
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
                 engine,
@@ -542,6 +549,8 @@ impl Runtime {
                 cache,
                 host,
                 permits,
+                shadow_limits,
+                shadow_permits,
             }),
         })
     }
@@ -738,11 +747,39 @@ impl Runtime {
         arguments: &str,
         context: &wit::AnswerContext,
     ) -> Result<wit::ToolAnswer, CallFailure> {
+        self.call_under(plugin, scope, tool, arguments, context, false)
+            .await
+    }
+
+    /// [`call`](Self::call) for a shadow-run candidate (ADR 0030): under the shadow
+    /// limits ([`Limits::for_shadow`]) and permits, never a live call's; `Busy` at once
+    /// when every shadow permit is taken.
+    pub async fn call_shadow(
+        &self,
+        plugin: &Plugin,
+        scope: CallScope,
+        tool: &str,
+        arguments: &str,
+        context: &wit::AnswerContext,
+    ) -> Result<wit::ToolAnswer, CallFailure> {
+        self.call_under(plugin, scope, tool, arguments, context, true)
+            .await
+    }
+
+    async fn call_under(
+        &self,
+        plugin: &Plugin,
+        scope: CallScope,
+        tool: &str,
+        arguments: &str,
+        context: &wit::AnswerContext,
+        shadow: bool,
+    ) -> Result<wit::ToolAnswer, CallFailure> {
         let tool = tool.to_string();
         let arguments = arguments.to_string();
         let context = context.clone();
         let answer = self
-            .run(&plugin.pre, scope, move |instance, store| {
+            .run_as(&plugin.pre, scope, shadow, move |instance, store| {
                 instance.answer(store, &tool, &arguments, &context)
             })
             .await?;
@@ -765,11 +802,25 @@ impl Runtime {
         scope: CallScope,
         f: impl FnOnce(&RouterInstance, &mut Store<CallState>) -> wasmtime::Result<R> + Send + 'static,
     ) -> Result<R, CallFailure> {
-        let limits = self.inner.limits.clone();
+        self.run_as(pre, scope, false, f).await
+    }
+
+    /// [`run`](Self::run) under the live limits, or with `shadow` the shadow ones.
+    async fn run_as<R: Send + 'static>(
+        &self,
+        pre: &RouterPre,
+        scope: CallScope,
+        shadow: bool,
+        f: impl FnOnce(&RouterInstance, &mut Store<CallState>) -> wasmtime::Result<R> + Send + 'static,
+    ) -> Result<R, CallFailure> {
+        let (limits, permits) = if shadow {
+            (&self.inner.shadow_limits, &self.inner.shadow_permits)
+        } else {
+            (&self.inner.limits, &self.inner.permits)
+        };
+        let limits = limits.clone();
         let plugin = scope.plugin.to_string();
-        let _permit = self
-            .inner
-            .permits
+        let _permit = permits
             .try_acquire()
             .map_err(|_| CallFailure::Busy(limits.max_concurrent_calls))?;
         let pre = pre.clone();
@@ -826,7 +877,8 @@ pub(crate) fn engine_config(limits: &Limits) -> Config {
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     config.parallel_compilation(true);
-    let slots = limits.max_concurrent_calls + 8; // + room for describe calls at load
+    // + room for describe calls at load, and for shadow calls (ADR 0030).
+    let slots = limits.max_concurrent_calls + 8 + limits::SHADOW_CONCURRENT_CALLS;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots);
     pool.total_core_instances(slots * 4);

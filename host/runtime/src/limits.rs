@@ -39,6 +39,34 @@ impl Default for Limits {
     }
 }
 
+/// A shadow-run candidate's limits (ADR 0030): its own, tighter than a serving
+/// router's, so a candidate never takes what live calls need. At most this many shadow
+/// calls run at once (a live call finding them all busy is not shadowed, and counted as
+/// skipped); the instance pool has this many slots beside the live calls'.
+pub const SHADOW_CONCURRENT_CALLS: u32 = 2;
+/// CPU time one shadow call may spend inside the candidate.
+pub const SHADOW_CPU_DEADLINE: Duration = Duration::from_secs(2);
+/// Wall-clock time of one shadow call, host calls included.
+pub const SHADOW_WALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Linear memory one shadow call may grow to (never more than a serving call's).
+pub const SHADOW_MEMORY_BYTES: usize = 32 << 20;
+
+impl Limits {
+    /// The limits a shadow call runs under: [`SHADOW_CPU_DEADLINE`],
+    /// [`SHADOW_WALL_TIMEOUT`], [`SHADOW_MEMORY_BYTES`] (each at most the serving
+    /// limit), [`SHADOW_CONCURRENT_CALLS`].
+    pub fn for_shadow(&self) -> Limits {
+        Limits {
+            cpu_deadline: self.cpu_deadline.min(SHADOW_CPU_DEADLINE),
+            wall_timeout: self.wall_timeout.min(SHADOW_WALL_TIMEOUT),
+            epoch_tick: self.epoch_tick.min(SHADOW_CPU_DEADLINE),
+            memory_bytes: self.memory_bytes.min(SHADOW_MEMORY_BYTES),
+            max_answer_bytes: self.max_answer_bytes,
+            max_concurrent_calls: SHADOW_CONCURRENT_CALLS,
+        }
+    }
+}
+
 /// Longest error message a router's typed error may carry to the client, in bytes;
 /// the rest is cut at a character boundary and counted in the message (a router once
 /// returned 10 MB of error text, which reached the agent whole).

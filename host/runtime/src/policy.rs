@@ -36,6 +36,28 @@ use crate::receipt::Receipt;
 pub struct Policy {
     #[serde(default)]
     pub plugins: BTreeMap<String, PluginPolicy>,
+    /// Candidates shadow-running beside a serving router (ADR 0030), by their name:
+    /// `plugins/<name>.shadow.wasm`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shadows: BTreeMap<String, ShadowPolicy>,
+}
+
+/// A candidate installed with `scryer plugin add --shadow`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShadowPolicy {
+    /// The serving plugin (built in or installed) whose tools it shadows.
+    pub of: String,
+    #[serde(default)]
+    pub grants: Vec<String>,
+    /// The approved bytes of the candidate.
+    pub receipt: Receipt,
+}
+
+impl ShadowPolicy {
+    pub fn granted(&self) -> Grants {
+        Grants::parse_list(&self.grants.join(",")).unwrap_or_default()
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +123,11 @@ impl Policy {
             check_plugin_name(name)?;
             Grants::parse_list(&entry.grants.join(","))
                 .map_err(|e| format!("plugins.{name}.grants: {e}"))?;
+        }
+        for (name, entry) in &policy.shadows {
+            check_plugin_name(name)?;
+            Grants::parse_list(&entry.grants.join(","))
+                .map_err(|e| format!("shadows.{name}.grants: {e}"))?;
         }
         Ok(policy)
     }

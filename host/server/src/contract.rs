@@ -11,6 +11,7 @@
 //! Any other argument a tool's published schema does not name is reported in the
 //! answer's notes, never dropped silently.
 
+use scryer_runtime::profiles::TierFilter;
 use scryer_runtime::wit::{HostParameter, ToolDefinition, ToolTier, ToolTraits};
 use serde_json::{Map, Value, json};
 
@@ -41,18 +42,30 @@ pub enum Profile {
     Full,
     /// The tools whose tier is `core`.
     Core,
-    /// The tools of the named plugins, or the named tools (comma-separated).
+    /// The tools of the named plugins, or the named tools (comma-separated), or one
+    /// profile the operator defined; resolved at session open into `Plugins`.
     Named(Vec<String>),
+    /// A resolved profile (ADR 0030): the set of plugins the session loads, which of
+    /// their tools it lists, and any tools named one by one.
+    Plugins {
+        /// `core`, a profile's name, or the `--tools` list as given.
+        name: String,
+        /// Plugin names, with the installed plugins that replace any of them.
+        plugins: Vec<String>,
+        tier: TierFilter,
+        /// Tools named one by one (`--tools find_references,...`).
+        tools: Vec<String>,
+    },
 }
 
 impl Profile {
-    /// `core`, `full`, or a comma-separated list of plugin or tool names.
+    /// `core`, `full`, a profile name, or a comma-separated list of plugin or tool names.
     pub fn parse(s: &str) -> Result<Profile, String> {
         let s = s.trim();
         match s {
             "full" | "all" => Ok(Profile::Full),
             "core" => Ok(Profile::Core),
-            "" => Err("--tools is empty; accepted: core, full, or plugin / tool names separated by commas".into()),
+            "" => Err("--tools is empty; accepted: core, full, a profile defined in profiles.toml, or plugin / tool names separated by commas".into()),
             names => Ok(Profile::Named(
                 names
                     .split(',')
@@ -69,7 +82,52 @@ impl Profile {
             Profile::Full => true,
             Profile::Core => traits.tier == ToolTier::Core,
             Profile::Named(names) => names.iter().any(|n| n == plugin || *n == traits.tool),
+            Profile::Plugins {
+                plugins,
+                tier,
+                tools,
+                ..
+            } => {
+                let tier_ok = *tier == TierFilter::All || traits.tier == ToolTier::Core;
+                (tier_ok && plugins.iter().any(|p| p == plugin)) || tools.contains(&traits.tool)
+            }
         }
+    }
+
+    /// What an unknown tool's error adds for a session whose profile loads only some
+    /// plugins: the tool may be one of a plugin it does not load.
+    pub fn unloaded_hint(&self) -> String {
+        match self {
+            Profile::Plugins { name, plugins, .. } => format!(
+                "; this session's profile `{name}` loads only the plugins {}: `--tools full` loads every plugin",
+                plugins.join(", ")
+            ),
+            _ => String::new(),
+        }
+    }
+
+    /// Why a session with this profile may not call `tool` of `plugin` (None: it may).
+    /// A resolved profile answers the tools of its plugins, listed or not, and the
+    /// tools it names; the plugins it does not name may not even be loaded.
+    pub fn refusal(&self, plugin: &str, tool: &str) -> Option<String> {
+        let Profile::Plugins {
+            name,
+            plugins,
+            tools,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        if plugins.iter().any(|p| p == plugin) || tools.iter().any(|t| t == tool) {
+            return None;
+        }
+        let mut named = plugins.clone();
+        named.extend(tools.iter().cloned());
+        Some(format!(
+            "tool `{tool}` is not in this session's profile `{name}` (it answers the tools of {});              `{tool}` belongs to plugin `{plugin}`: serve with `--tools full`, `--tools {plugin}`, or a profile naming `{plugin}` in the configuration directory's profiles.toml",
+            named.join(", ")
+        ))
     }
 }
 
@@ -460,5 +518,31 @@ mod tests {
         assert!(!AlwaysLoad::Core.marks(&extended("list_projects")));
         assert!(!AlwaysLoad::None.marks(&core("find_references")));
         assert!(AlwaysLoad::parse("all").is_err());
+    }
+
+    #[test]
+    fn a_resolved_profile_lists_its_plugins_tools_by_tier_and_refuses_other_plugins() {
+        let core = |t: &str| traits(t, ToolTier::Core, &[]);
+        let extended = |t: &str| traits(t, ToolTier::Extended, &[]);
+        let p = Profile::Plugins {
+            name: "lean".into(),
+            plugins: vec!["navigation".into()],
+            tier: TierFilter::Core,
+            tools: vec!["list_projects".into()],
+        };
+        assert!(p.lists("navigation", &core("find_references")));
+        assert!(!p.lists("navigation", &extended("get_type_contract")));
+        assert!(p.lists("admin", &extended("list_projects")));
+        assert!(!p.lists("search", &core("search_symbols")));
+        assert_eq!(p.refusal("navigation", "get_type_contract"), None);
+        assert_eq!(p.refusal("admin", "list_projects"), None);
+        let why = p.refusal("search", "search_symbols").unwrap();
+        assert!(
+            why.contains("profile `lean`")
+                && why.contains("belongs to plugin `search`")
+                && why.contains("--tools full"),
+            "{why}"
+        );
+        assert_eq!(Profile::Full.refusal("search", "search_symbols"), None);
     }
 }

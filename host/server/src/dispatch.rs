@@ -192,11 +192,22 @@ impl Server {
     ) -> CallOutcome {
         let Some((plugin, tool)) = self.registry.tool(name) else {
             let shown: String = name.chars().take(80).collect();
+            let profile = self.core.session(session_id).options.tools;
             return CallOutcome::error(format!(
-                "unknown tool {shown:?}; this server offers: {}",
-                self.registry.tool_names().join(", ")
+                "unknown tool {shown:?}; this server offers: {}{}",
+                self.registry.tool_names().join(", "),
+                profile.unloaded_hint()
             ));
         };
+        if let Some(why) = self
+            .core
+            .session(session_id)
+            .options
+            .tools
+            .refusal(plugin.name(), name)
+        {
+            return CallOutcome::error(why);
+        }
         let Some(traits) = plugin.traits_of(name) else {
             return CallOutcome::error(format!(
                 "internal error: plugin `{}` described no traits for {name}",
@@ -344,6 +355,7 @@ impl Server {
             call: context,
             notes: host_notes(&notes, &refreshed, &remarks),
         };
+        let serving_started = std::time::Instant::now();
         let mut outcome = self
             .runtime
             .call(plugin, scope.clone(), name, &args_json, &answer_context)
@@ -397,6 +409,24 @@ impl Server {
                 .call(plugin, scope.clone(), name, &args_json, &tighter)
                 .await;
             (window_notes, next_window) = crate::windowed::notes(&scope.window.cuts());
+        }
+        // A candidate shadowing this router runs beside the call, off its answer path.
+        if let Some(candidate) = self.registry.shadow_for(name) {
+            self.shadow(
+                candidate.clone(),
+                plugin.name().to_string(),
+                crate::shadow::LiveCall {
+                    tool: name.to_string(),
+                    arguments: args_json.clone(),
+                    context: answer_context.clone(),
+                    scope: scope.clone(),
+                    serving: crate::shadow::served(&outcome),
+                    serving_us: serving_started
+                        .elapsed()
+                        .as_micros()
+                        .min(u128::from(u32::MAX)) as u32,
+                },
+            );
         }
         match outcome {
             Ok(answer) => {

@@ -358,6 +358,10 @@ pub async fn serve(
             }
         }
     };
+    // Every HTTP session has these options: the profile is resolved, and its plugins
+    // loaded, once (ADR 0030).
+    let mut config = config;
+    config.options.tools = server.prepare_profile(&config.options.tools).await?;
     let allowed = allowed_hosts(&bound, config.allow_remote);
     let mut rmcp_config = StreamableHttpServerConfig::default()
         .with_json_response(true)

@@ -21,10 +21,12 @@ pub mod order;
 mod paths;
 mod plugin_watch;
 pub mod precise;
+mod profiles;
 mod projects;
 mod registry;
 mod search_cache;
 mod session;
+mod shadow;
 pub mod telemetry;
 pub mod tokens;
 mod watcher;
@@ -45,7 +47,8 @@ pub use dispatch::CallOutcome;
 pub use mcp::McpSession;
 pub use plugin_watch::{ServingPlugin, ServingReport};
 pub use projects::IndexState;
-pub use registry::{Origin, PluginStatus, Registry, Status};
+pub use registry::{Origin, PluginStatus, Registry, ShadowStatus, Status};
+pub use shadow::{ShadowReport, ShadowTool};
 
 /// Output format of answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -147,6 +150,10 @@ pub struct Core {
     pub(crate) search: Arc<search_cache::SearchCache>,
     /// Writes telemetry rows; `None` when telemetry is off.
     pub(crate) telemetry: Option<telemetry::Recorder>,
+    /// What shadow runs found (ADR 0030).
+    pub(crate) shadows: shadow::Book,
+    /// The database path, as reports name it.
+    pub(crate) db_label: String,
 }
 
 impl Core {
@@ -168,6 +175,8 @@ impl Core {
             handle: tokio::runtime::Handle::current(),
             first_query_wait: config.first_query_wait,
             search,
+            shadows: shadow::Book::default(),
+            db_label: config.db_path.display().to_string(),
         })
     }
 
@@ -269,7 +278,7 @@ async fn load_in_background(
             server.live.store(Arc::new(registry));
             server.live.set_ready(Ok(()));
             if let Some((home, db_label)) = serving {
-                plugin_watch::start(server, home, db_label, false);
+                plugin_watch::start(server, home, db_label, false, true);
             }
         }
         Err(e) => {
@@ -313,6 +322,8 @@ pub struct Server {
     pub(crate) registry: Arc<Registry>,
     /// The registry new calls start on (`plugin_watch`).
     pub(crate) live: Arc<plugin_watch::Live>,
+    /// The built-in routers loaded when a session's profile needs them (ADR 0030).
+    pub(crate) pool: Arc<profiles::Pool>,
 }
 
 impl Server {
@@ -363,6 +374,19 @@ impl Server {
         });
         let serving_home = installed.clone().filter(|_| config.watch_files);
         let db_label = config.db_path.display().to_string();
+        let mut plugins = config.plugins;
+        // A serving process loads the built-in routers a session's profile needs when
+        // it opens (ADR 0030); `--plugin` files, and everything when routers must be
+        // compiled, load at start.
+        let on_demand = if precompiled && serving_home.is_some() {
+            let (lazy, eager) = plugins.into_iter().partition(|s| s.precompiled.is_some());
+            plugins = eager;
+            lazy
+        } else {
+            Vec::new()
+        };
+        let lazy = !on_demand.is_empty();
+        let pool = Arc::new(profiles::Pool::new(on_demand, installed.clone()));
         let server = if precompiled {
             // A serving process (the same switch as file watching) loads its installed
             // plugins after it accepts sessions, and swaps them while it runs; one-shot
@@ -372,17 +396,21 @@ impl Server {
             } else {
                 installed.as_ref()
             };
-            let registry = Registry::load(&runtime, config.plugins, now).await?;
-            let server = Server::assemble(core, runtime, plugin_watch::Live::new(registry.into()));
+            let registry = Registry::load(&runtime, plugins, now).await?;
+            let live = plugin_watch::Live::new(registry.into());
+            if lazy {
+                live.want_nothing_yet();
+            }
+            let server = Server::assemble(core, runtime, live, pool);
             if let Some(home) = serving_home {
-                plugin_watch::start(server.clone(), home, db_label, true);
+                plugin_watch::start(server.clone(), home, db_label, !lazy, !lazy);
             }
             server
         } else {
-            let server = Server::assemble(core, runtime, plugin_watch::Live::pending());
+            let server = Server::assemble(core, runtime, plugin_watch::Live::pending(), pool);
             tokio::spawn(load_in_background(
                 server.clone(),
-                config.plugins,
+                plugins,
                 installed,
                 serving_home.map(|home| (home, db_label)),
             ));
@@ -404,13 +432,24 @@ impl Server {
         Ok(server)
     }
 
-    fn assemble(core: Arc<Core>, runtime: Runtime, live: plugin_watch::Live) -> Server {
+    fn assemble(
+        core: Arc<Core>,
+        runtime: Runtime,
+        live: plugin_watch::Live,
+        pool: Arc<profiles::Pool>,
+    ) -> Server {
         Server {
             core,
             runtime,
             registry: live.load(),
             live: Arc::new(live),
+            pool,
         }
+    }
+
+    /// The configuration directory's plugin home, when the server has one.
+    pub(crate) fn pool_home(&self) -> Option<&scryer_runtime::installed::PluginHome> {
+        self.pool.home()
     }
 
     /// The registry this handle was taken with (at start, or by [`Server::current`]).
@@ -437,8 +476,10 @@ impl Server {
     }
 
     /// Opens a session with its working directory and options. Fails on an unknown
-    /// `options.project`.
-    pub async fn open_session(&self, cwd: PathBuf, options: SessionOptions) -> Result<u64> {
+    /// `options.project`, or a profile (`options.tools`) naming what does not exist.
+    /// The plugins the profile needs are loaded first (ADR 0030).
+    pub async fn open_session(&self, cwd: PathBuf, mut options: SessionOptions) -> Result<u64> {
+        options.tools = self.prepare_profile(&options.tools).await?;
         let mut active = None;
         if let Some(sel) = &options.project {
             let db = self.core.projects.db();

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
 use crate::Server;
+use crate::profiles::Wanted;
 use crate::registry::{Origin, Registry, Status};
 
 /// Events must stop for this long before plugins are reloaded: `scryer plugin add`
@@ -46,6 +47,11 @@ pub(crate) struct Live {
     /// Whether the installed plugins have had their first load (true when there are
     /// none to load, or they load in `ready`'s registry).
     installed: watch::Sender<bool>,
+    /// The plugins the live profiles need (ADR 0030): only those installed plugins are
+    /// compiled and loaded. Every one unless the process loads on demand.
+    wanted: std::sync::Mutex<Wanted>,
+    /// Asks the watching task to load the installed plugins again (a profile needs more).
+    nudge: std::sync::Mutex<Option<mpsc::UnboundedSender<()>>>,
 }
 
 impl Live {
@@ -55,7 +61,43 @@ impl Live {
             generation: watch::channel(0).0,
             ready: watch::channel(Some(Ok(()))).0,
             installed: watch::channel(true).0,
+            wanted: std::sync::Mutex::new(Wanted::all()),
+            nudge: std::sync::Mutex::new(None),
         }
+    }
+
+    /// From now on only the plugins a live profile names are loaded.
+    pub(crate) fn want_nothing_yet(&self) {
+        *self.wanted.lock().unwrap_or_else(|p| p.into_inner()) = Wanted::default();
+    }
+
+    /// Adds what a profile needs; whether it names plugins not wanted before.
+    pub(crate) fn want(&self, more: &Wanted) -> bool {
+        self.wanted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(more)
+    }
+
+    fn wanted(&self) -> Wanted {
+        self.wanted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the serving registry by `change` of it, in one step (no swap between
+    /// the read and the write is lost), and wakes the sessions.
+    pub(crate) fn update(
+        &self,
+        change: impl FnOnce(&Registry) -> Result<Registry, String>,
+    ) -> anyhow::Result<()> {
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        let new = change(&current).map_err(anyhow::Error::msg)?;
+        *current = Arc::new(new);
+        drop(current);
+        self.generation.send_modify(|g| *g += 1);
+        Ok(())
     }
 
     /// Records that the installed plugins load after the start ([`start`] with
@@ -121,8 +163,17 @@ impl Live {
 
 /// Watches `home` for the life of the process and hot-swaps the installed plugins of
 /// `server`; with `load_first`, loads them first (the start's load, done after sessions
-/// are accepted). Watching fails soft: without it, plugins change at the next start.
-pub(crate) fn start(server: Server, home: PluginHome, db_label: String, load_first: bool) {
+/// are accepted). A process loading on demand (ADR 0030) passes neither `load_first`
+/// nor `report_now`: nothing is wanted before the first session, whose profile asks for
+/// the load ([`load_newly_wanted`]), and the serving report is first written after it.
+/// Watching fails soft: without it, plugins change at the next start.
+pub(crate) fn start(
+    server: Server,
+    home: PluginHome,
+    db_label: String,
+    load_first: bool,
+    report_now: bool,
+) {
     if load_first {
         server.live.installed_pending();
     }
@@ -132,7 +183,8 @@ pub(crate) fn start(server: Server, home: PluginHome, db_label: String, load_fir
         }
         return;
     };
-    let (watcher, rx) = watcher;
+    let (watcher, tx, rx) = watcher;
+    *server.live.nudge.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
     let report = ServingReport::path(&home, std::process::id());
     tokio::spawn(async move {
         // Owned by the task: dropped (watching stops, the report is deleted) when the
@@ -142,16 +194,43 @@ pub(crate) fn start(server: Server, home: PluginHome, db_label: String, load_fir
             first_load(&server, &home).await;
         }
         remove_dead_reports(&home);
-        write_report(&report, &db_label, &server.live.load());
+        if report_now {
+            write_report(&report, &db_label, &server.live.load());
+        }
         remove_at_exit(report.clone());
         let _report = RemoveOnDrop(report.clone());
         let mut rx = rx;
         while rx.recv().await.is_some() {
             settle(&mut rx).await;
             reload(&server, &home).await;
+            server.live.installed.send_replace(true);
             write_report(&report, &db_label, &server.live.load());
         }
     });
+}
+
+/// Loads the installed plugins a new session's profile names (ADR 0030): calls to tools
+/// not served yet wait for it, as for the start's load.
+pub(crate) fn load_newly_wanted(server: &Server) {
+    server.live.installed_pending();
+    let nudge = server
+        .live
+        .nudge
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    match nudge {
+        Some(tx) if tx.send(()).is_ok() => {}
+        // No watching task: load them here.
+        _ => {
+            let Some(home) = server.pool_home().cloned() else {
+                server.live.installed.send_replace(true);
+                return;
+            };
+            let server = server.clone();
+            tokio::spawn(async move { first_load(&server, &home).await });
+        }
+    }
 }
 
 /// The start's load of the installed plugins, in a process already serving.
@@ -162,15 +241,20 @@ async fn first_load(server: &Server, home: &PluginHome) {
 
 /// A watcher on the configuration and plugins directories, sending `()` on a change
 /// that may change what loads; None (logged) when watching is unavailable.
-fn watch_home(
-    home: &PluginHome,
-) -> Option<(notify::RecommendedWatcher, mpsc::UnboundedReceiver<()>)> {
+type Watching = (
+    notify::RecommendedWatcher,
+    mpsc::UnboundedSender<()>,
+    mpsc::UnboundedReceiver<()>,
+);
+
+fn watch_home(home: &PluginHome) -> Option<Watching> {
     let plugins_dir = home.plugins_dir();
     if let Err(e) = create_private_dir(&plugins_dir) {
         tracing::warn!("plugin hot swap unavailable: {e}");
         return None;
     }
     let (tx, rx) = mpsc::unbounded_channel::<()>();
+    let nudge = tx.clone();
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(event) = res
             && event.paths.iter().any(|p| is_plugin_state(p))
@@ -191,7 +275,7 @@ fn watch_home(
             return None;
         }
     }
-    Some((watcher, rx))
+    Some((watcher, nudge, rx))
 }
 
 /// Waits until no event came for [`QUIET`] (or [`MAX_WAIT`] passed), swallowing them.
@@ -230,21 +314,30 @@ async fn reload(server: &Server, home: &PluginHome) {
             None
         }
     };
-    let report = home.load_all(&server.runtime).await;
+    let wanted = server.live.wanted();
+    let report = home
+        .load_wanted(&server.runtime, &|name, replaces| {
+            wanted.wants(name, replaces)
+        })
+        .await;
     drop(lock);
     for problem in &report.problems {
         tracing::warn!("installed plugins: {problem}");
     }
-    let old = server.live.load();
-    let new = old.reloaded(report);
-    new.log_installed();
-    let changed = describe_changes(&old, &new);
-    tracing::info!(
-        ms = started.elapsed().as_millis() as u64,
-        changes = %if changed.is_empty() { "none".to_string() } else { changed.join("; ") },
-        "installed plugins reloaded"
-    );
-    server.live.store(Arc::new(new));
+    let swapped = server.live.update(|old| {
+        let new = old.reloaded(report);
+        new.log_installed();
+        let changed = describe_changes(old, &new);
+        tracing::info!(
+            ms = started.elapsed().as_millis() as u64,
+            changes = %if changed.is_empty() { "none".to_string() } else { changed.join("; ") },
+            "installed plugins reloaded"
+        );
+        Ok(new)
+    });
+    if let Err(e) = swapped {
+        tracing::warn!("installed plugins not swapped in: {e:#}");
+    }
 }
 
 /// What differs between two registries' installed plugins, for the log.
@@ -293,6 +386,10 @@ pub struct ServingReport {
     /// The database the server holds.
     pub database: String,
     pub plugins: Vec<ServingPlugin>,
+    /// Every plugin loaded now, built-in or installed: a plugin no live profile needs
+    /// is not (ADR 0030).
+    #[serde(default)]
+    pub loaded: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -332,6 +429,7 @@ impl ServingReport {
                     },
                 })
                 .collect(),
+            loaded: registry.loaded_names(),
         }
     }
 
@@ -381,7 +479,7 @@ fn remove_dead_reports(home: &PluginHome) {
     }
 }
 
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -483,6 +581,7 @@ mod tests {
                 serving: Some("1.0.0".into()),
                 note: Some("kept".into()),
             }],
+            loaded: vec!["p".into()],
         };
         let me = ServingReport::path(&home, mine.pid);
         std::fs::write(&me, serde_json::to_string(&mine).unwrap()).unwrap();

@@ -86,6 +86,35 @@ pub struct Registry {
     /// Index into `plugins` of each plugin given at start, by name.
     host_plugins: HashMap<String, usize>,
     statuses: Vec<PluginStatus>,
+    /// Candidates shadow-running beside the plugins they would replace (ADR 0030).
+    shadows: Vec<ShadowStatus>,
+}
+
+/// A shadow-run candidate: loaded, or why not.
+#[derive(Clone)]
+pub struct ShadowStatus {
+    pub name: String,
+    /// The serving plugin whose tools it shadows.
+    pub of: String,
+    pub version: String,
+    pub outcome: Result<Arc<Plugin>, String>,
+}
+
+fn shadow_statuses(loads: Vec<scryer_runtime::installed::ShadowLoad>) -> Vec<ShadowStatus> {
+    loads
+        .into_iter()
+        .map(|l| {
+            if let Err(why) = &l.outcome {
+                tracing::warn!(candidate = %l.name, "shadow candidate not loaded: {why}");
+            }
+            ShadowStatus {
+                name: l.name,
+                of: l.of,
+                version: l.version,
+                outcome: l.outcome.map(Arc::new),
+            }
+        })
+        .collect()
 }
 
 impl Registry {
@@ -161,6 +190,7 @@ impl Registry {
     /// the installed ones (a clash or refusal leaves that one out, with the reason).
     pub fn with_installed(plugins: Vec<Plugin>, installed: LoadReport) -> Result<Registry, String> {
         let host = plugins.into_iter().map(Arc::new).collect();
+        let shadows = shadow_statuses(installed.shadows);
         let installed = installed
             .plugins
             .into_iter()
@@ -174,7 +204,9 @@ impl Registry {
                 replaces: item.replaces,
             })
             .collect();
-        Registry::build(host, installed)
+        let mut r = Registry::build(host, installed)?;
+        r.shadows = shadows;
+        Ok(r)
     }
 
     /// The registry after the installed plugins were loaded again (hot swap): the host's
@@ -184,6 +216,7 @@ impl Registry {
     /// receipt and still grants everything the serving version was linked with). A
     /// plugin whose entry is gone (removed) or whose grants were withdrawn stops serving.
     pub fn reloaded(&self, installed: LoadReport) -> Registry {
+        let shadows = shadow_statuses(installed.shadows);
         let host: Vec<Arc<Plugin>> = self
             .statuses
             .iter()
@@ -210,8 +243,46 @@ impl Registry {
                 }
             })
             .collect();
-        Registry::build(host, installed)
-            .expect("the host plugins loaded together before, so they still do")
+        let mut r = Registry::build(host, installed)
+            .expect("the host plugins loaded together before, so they still do");
+        r.shadows = shadows;
+        r
+    }
+
+    /// The registry with `host` as the host's plugins (a profile needed more of them,
+    /// ADR 0030) and the installed plugins as they are: each keeps its outcome, under
+    /// the start rules again (a host plugin loaded now may take back a tool).
+    pub(crate) fn with_host(&self, host: Vec<Arc<Plugin>>) -> Result<Registry, String> {
+        let installed = self
+            .statuses
+            .iter()
+            .filter(|s| s.origin == Origin::Installed)
+            .map(|s| Candidate {
+                name: s.name.clone(),
+                version: s.version.clone(),
+                grants: s.grants.clone(),
+                held_back: s.held_back.clone(),
+                replaces: s.replaces.clone(),
+                outcome: match (&s.status, &s.plugin) {
+                    (Status::Refused(why), _) => Err(why.clone()),
+                    (_, Some(p)) => Ok(p.clone()),
+                    (_, None) => Err("not loaded".into()),
+                },
+                fallback: None,
+            })
+            .collect();
+        let mut r = Registry::build(host, installed)?;
+        r.shadows = self.shadows.clone();
+        Ok(r)
+    }
+
+    /// The host's plugins as loaded, in load order.
+    pub(crate) fn host_loaded(&self) -> Vec<Arc<Plugin>> {
+        self.statuses
+            .iter()
+            .filter(|s| s.origin == Origin::Host)
+            .filter_map(|s| s.plugin.clone())
+            .collect()
     }
 
     fn build(host: Vec<Arc<Plugin>>, installed: Vec<Candidate>) -> Result<Registry, String> {
@@ -222,6 +293,7 @@ impl Registry {
             order: Vec::new(),
             host_plugins: HashMap::new(),
             statuses: Vec::new(),
+            shadows: Vec::new(),
         };
         for p in host {
             let schemas = parse_schemas(&p)?;
@@ -393,6 +465,22 @@ impl Registry {
         problems
     }
 
+    /// The candidate shadow-running beside the plugin answering `tool`, when one is
+    /// loaded and declares it.
+    pub fn shadow_for(&self, tool: &str) -> Option<&Arc<Plugin>> {
+        let (owner, _) = self.tool(tool)?;
+        self.shadows.iter().find_map(|s| {
+            let p = s.outcome.as_ref().ok()?;
+            (s.of == owner.name() && p.description.tools.iter().any(|t| t.name == tool))
+                .then_some(p)
+        })
+    }
+
+    /// Every shadow-run candidate, loaded or not.
+    pub fn shadows(&self) -> &[ShadowStatus] {
+        &self.shadows
+    }
+
     /// The parsed input schema of a loaded tool.
     pub fn schema(&self, name: &str) -> Option<&serde_json::Value> {
         self.schemas.get(name)
@@ -423,7 +511,7 @@ impl Registry {
 }
 
 /// Compiles (or deserializes) one plugin the host was given, then links and describes it.
-async fn load_one(runtime: Runtime, source: PluginSource) -> anyhow::Result<Plugin> {
+pub(crate) async fn load_one(runtime: Runtime, source: PluginSource) -> anyhow::Result<Plugin> {
     let PluginSource {
         label,
         wasm,
