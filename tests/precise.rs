@@ -335,6 +335,36 @@ async fn a_trait_items_implementations_are_its_uses() {
 }
 
 #[tokio::test]
+async fn a_python_method_another_class_shares_is_not_claimed_complete() {
+    // scip-python resolves a receiver typed as a union to one member: with a second
+    // class defining `total`, `x.total()` on `Cart | Voucher` may be either's.
+    let ws = fixture("python");
+    let pricing = ws.path().join("shop/pricing.py");
+    let mut text = std::fs::read_to_string(&pricing).unwrap();
+    text.push_str(
+        "\n\nclass Voucher:\n    def total(self):\n        return 0\n\n\ndef either(x: \"Voucher | Cart\"):\n    return x.total()\n",
+    );
+    std::fs::write(&pricing, text).unwrap();
+    let s = Scryer::start(&[], &PRECISE_ON).await;
+    s.index(ws.path()).await;
+    wait_precise(&s, ws.path(), "ready", Duration::from_secs(240)).await;
+    let v = s.reference_sites("Cart::total").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(
+        v["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("`Voucher` has a method of this name too")),
+        "{v}"
+    );
+    // A method no other class has keeps its claim.
+    let v = s.reference_sites("with_tax").await;
+    assert_eq!(v["complete"], true, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn python_module_access_is_precise() {
     let ws = fixture("python");
     let s = Scryer::start(&[], &PRECISE_ON).await;

@@ -807,12 +807,13 @@ fn find_precise(
             unresolved.len()
         ));
     }
-    // Uses the host counts but does not list (Rust: `Self` in the type's impls, sites of
-    // the name in code the indexer's build leaves out): the note says them, and the
-    // answer does not claim to be complete.
+    // What the host says the precise sites leave open (Rust: `Self` in the type's impls
+    // and sites in code the indexer's build leaves out, counted but not listed; Python:
+    // another class's method of the name): the note says it, and the answer does not
+    // claim to be complete.
     if let Some(note) = &precise.note {
         notes.push(note.clone());
-        gaps.push("uses the notes count but do not list".into());
+        gaps.push("what the notes say the precise sites leave open".into());
     }
     let precision = Precision {
         label: precise.precision.clone(),

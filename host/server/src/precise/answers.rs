@@ -348,14 +348,51 @@ pub async fn usages(
     } else {
         "mixed"
     };
+    let mut notes = Vec::new();
+    if self_uses > 0 {
+        notes.push(format!(
+            "{self_uses} `Self` use(s) inside the type's own impl blocks: not listed"
+        ));
+    }
+    if language == PreciseLanguage::Python
+        && let Some(other) = other_class_method(pm, project, &symbol).await?
+    {
+        notes.push(format!(
+            "`{other}` has a method of this name too: a receiver typed as a union or not at all may be either, and scip-python resolves a union to one member"
+        ));
+    }
     Ok(PreciseUsages {
         precision,
         sites,
         fallback,
-        note: (self_uses > 0).then(|| {
-            format!("{self_uses} `Self` use(s) inside the type's own impl blocks: not listed")
-        }),
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
     })
+}
+
+/// For a Python method (`…/Class#name().`), another class of the project with a method
+/// of the same name, if any (its class as written in the symbol).
+async fn other_class_method(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    symbol: &str,
+) -> Result<Option<String>> {
+    let Some((_, method)) = symbol.rsplit_once('#') else {
+        return Ok(None);
+    };
+    if !method.ends_with("().") || !symbol.starts_with("scip-python ") {
+        return Ok(None);
+    }
+    let pattern = format!("scip-python % %#{method}");
+    let others = pm.db().precise_symbols_like(project.id, &pattern).await?;
+    // `…/Class#method().` of a class at a module's top (no `#` before it).
+    let class_of = |s: &str| -> Option<String> {
+        let class = s.strip_suffix(method)?.strip_suffix('#')?;
+        (!class.contains('#')).then(|| class.rsplit(['/', ' ']).next().unwrap_or(class).into())
+    };
+    Ok(others
+        .into_iter()
+        .filter(|(_, s)| s != symbol)
+        .find_map(|(_, s)| class_of(&s)))
 }
 
 /// The sites of a linked definition's name that its precise usages do not settle.
