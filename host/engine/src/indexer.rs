@@ -94,9 +94,9 @@ struct SourceFile {
 
 /// Skipped, even when no ignore file says so, unless they stand under a `src` directory
 /// (where they are ordinary modules, e.g. Rust's `src/build/`): vendored code and build
-/// output by the names most build tools give them. Each language adds the directories its
-/// own tools fill ([`Language::skipped_dirs`]).
-const SKIPPED_OUTSIDE_SRC: &[&str] = &["vendor", "dist", "build"];
+/// output by the names most build tools give them (`target` is cargo's). Each language
+/// adds the directories its own tools fill ([`Language::skipped_dirs`]).
+const SKIPPED_OUTSIDE_SRC: &[&str] = &["vendor", "dist", "build", "target"];
 
 /// Whether the walk skips the directory `rel` (relative to the project root).
 pub fn skipped_dir(rel: &Path) -> bool {

@@ -149,13 +149,23 @@ fn changes_a_directory(kind: &EventKind, path: &Path) -> bool {
 /// Relative `/`-separated path of a source file worth indexing, if it is one.
 fn indexable(root: &Path, path: &Path) -> Option<String> {
     scryer_engine::lang::language_for(&path.to_string_lossy())?;
+    watched(root, path)
+}
+
+/// `path` relative to `root` when the index run's walk would enter it: no hidden
+/// component and no directory the walk skips (`target`, `node_modules`, `vendor` outside
+/// `src`, ...: `scryer_engine::indexer::skipped_dir`).
+fn watched(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.iter().any(|p| p.starts_with('.') || p == "target") {
-        return None;
+    let mut parts: Vec<String> = Vec::new();
+    let mut so_far = std::path::PathBuf::new();
+    for c in rel.components() {
+        let part = c.as_os_str().to_string_lossy().into_owned();
+        so_far.push(&part);
+        if part.starts_with('.') || scryer_engine::indexer::skipped_dir(&so_far) {
+            return None;
+        }
+        parts.push(part);
     }
     Some(parts.join("/"))
 }
@@ -202,7 +212,7 @@ async fn run(
             }
             if let Some((root, project)) = this.project_of(path)
                 && changes_a_directory(&event.kind, path)
-                && indexable(&root, &path.with_extension("rs")).is_some()
+                && watched(&root, path).is_some()
             {
                 // Like a burst: the batch becomes one index run.
                 pending
@@ -273,5 +283,19 @@ mod tests {
             Some("web/app.tsx")
         );
         assert_eq!(indexable(root, Path::new("/q/src/a.rs")), None);
+        // The walk's skipped directories, for every language, are the watcher's too.
+        assert_eq!(indexable(root, Path::new("/p/web/node_modules/x.ts")), None);
+        assert_eq!(indexable(root, Path::new("/p/pkg/__pycache__/m.py")), None);
+        assert_eq!(indexable(root, Path::new("/p/vendor/lib.go")), None);
+        assert_eq!(
+            indexable(root, Path::new("/p/src/vendor/lib.rs")).as_deref(),
+            Some("src/vendor/lib.rs")
+        );
+        // A directory is watched where the walk would enter it.
+        assert_eq!(
+            watched(root, Path::new("/p/src/new")).as_deref(),
+            Some("src/new")
+        );
+        assert_eq!(watched(root, Path::new("/p/target/debug")), None);
     }
 }
