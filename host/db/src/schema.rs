@@ -10,7 +10,8 @@
 /// 5: the precise tables (`precise.rs`, ADR 0018); added empty, nothing is re-extracted.
 /// 6: Python and TypeScript imports and module-qualified uses are references (ADR 0019).
 /// 7: an attribute inside a Rust token tree (a `macro_rules!` body) is read as a parsed
-/// attribute is: `cfg(feature = "x")` keys are no references (ADR 0031).
+/// attribute is: `cfg(feature = "x")` keys are no references (ADR 0031); a Python
+/// module-level variable qualifies nothing; a TypeScript `C.prototype.m` is C's `m`.
 pub const SCHEMA_VERSION: i64 = 7;
 
 /// The last version that changed what the indexer extracts per file: a database from

@@ -730,10 +730,7 @@ impl<'s> Extractor<'s> {
 
     /// `x.name` (a field read, a method call, a constructor or a type).
     fn member(&mut self, n: Node<'s>, kind: RK, ctx: &Ctx) {
-        let (Some(obj), Some(prop)) = (
-            n.child_by_field_name("object"),
-            n.child_by_field_name("property"),
-        ) else {
+        let Some((obj, prop)) = member_parts(n) else {
             return self.kids(n, ctx);
         };
         let q = self.qualifier(obj);
@@ -754,9 +751,7 @@ impl<'s> Extractor<'s> {
                 let name = self.text(obj);
                 !self.is_local(name) && self.namespaces.contains_key(name)
             }
-            "member_expression" => obj
-                .child_by_field_name("object")
-                .is_some_and(|o| self.namespace_root(o)),
+            "member_expression" => member_parts(obj).is_some_and(|(o, _)| self.namespace_root(o)),
             _ => false,
         }
     }
@@ -781,8 +776,7 @@ impl<'s> Extractor<'s> {
                 }
             }
             "member_expression" => {
-                let inner = obj.child_by_field_name("object")?;
-                let prop = obj.child_by_field_name("property")?;
+                let (inner, prop) = member_parts(obj)?;
                 let q = self.qualifier(inner)?;
                 if q == "Self" {
                     return None;
@@ -1067,6 +1061,18 @@ impl<'s> Extractor<'s> {
             .def(item, name_node, name, kind, qname.clone(), None, sig, doc);
         qname
     }
+}
+
+/// A `member_expression`'s object and property: its first and last named children.
+/// Not by field name: inside a `typeof` type query tree-sitter-typescript 0.23 answers
+/// the outer node's `property` with the inner one's (`typeof A.prototype.m` read `m` as
+/// `prototype`).
+fn member_parts<'t>(n: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
+    let count = n.named_child_count();
+    if count < 2 {
+        return None;
+    }
+    Some((n.named_child(0)?, n.named_child((count - 1) as u32)?))
 }
 
 #[cfg(test)]

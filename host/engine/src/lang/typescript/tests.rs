@@ -231,6 +231,7 @@ fn a_member_of_a_class_prototype_is_the_class_member() {
     let src = "\
 export class Scheduler { cold(): number { return 1; } }
 const f = Scheduler.prototype.cold;
+type Cold = typeof Scheduler.prototype.cold;
 ";
     let f = extract_at(src, "src/testing.ts");
     assert_eq!(
@@ -241,6 +242,7 @@ const f = Scheduler.prototype.cold;
             ("cold", RK::Field, Some("Scheduler")),
         ]
     );
+    assert_eq!(on_line(&f, 3), on_line(&f, 2), "in a type query too");
 }
 
 #[test]
