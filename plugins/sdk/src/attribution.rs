@@ -270,14 +270,20 @@ pub fn file_matches(indexed: &str, wanted: &str) -> bool {
 /// the first). Modules are left out: a path segment that names a module is not a use of
 /// an item. A field and a method of one type may share a name (a Rust builder's
 /// `Config::which_captures`): `Type::name` is the path of the associated item, so the
-/// method is kept over the field, wherever it comes in the file.
+/// method is kept over the field, wherever it comes in the file. A TypeScript interface
+/// or type alias may share its name with a value (`interface AjaxError` and
+/// `const AjaxError: AjaxErrorCtor`, declaration merging): the value is kept, as what
+/// `new`, calls and reads name (ADR 0031).
 pub fn distinct_definitions(defs: Vec<Sym>) -> Vec<Sym> {
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Sym> = Vec::new();
+    let type_only = |k: &str| matches!(k, "interface" | "type_alias");
+    let value = |k: &str| matches!(k, "const" | "static" | "function" | "class" | "variable");
     for d in defs.into_iter().filter(|d| d.kind != "module") {
         match at.get(&d.qualified_name) {
             Some(&k) => {
-                if out[k].kind == "field" && d.kind != "field" {
+                let kept = out[k].kind.as_str();
+                if (kept == "field" && d.kind != "field") || (type_only(kept) && value(&d.kind)) {
                     out[k] = d;
                 }
             }

@@ -189,14 +189,23 @@ pub fn compatible(site_kind: &str, qualified: bool, def_kind: &str) -> bool {
         "macro" => def_kind == "macro",
         "method_call" => def_kind == "method" || def_kind == "field",
         "field" => def_kind == "field",
-        // a class is called to construct it (`Foo()`, `new Foo()`)
+        // a class is called to construct it (`Foo()`, `new Foo()`); a value may hold
+        // what is called (`const AjaxError: AjaxErrorCtor = ..; new AjaxError(..)`)
         "call" if qualified => matches!(
             def_kind,
-            "function" | "method" | "struct" | "variant" | "field" | "class"
+            "function"
+                | "method"
+                | "struct"
+                | "variant"
+                | "field"
+                | "class"
+                | "const"
+                | "static"
+                | "variable"
         ),
         "call" => matches!(
             def_kind,
-            "function" | "struct" | "variant" | "field" | "class"
+            "function" | "struct" | "variant" | "field" | "class" | "const" | "static" | "variable"
         ),
         "path" => def_kind != "macro" && def_kind != "field",
         // `impl Trait for T { fn f() }`: `f` implements the trait's item
