@@ -527,6 +527,14 @@ fn render_ambiguous(
         .iter()
         .map(|&c| names.trait_declaration(host, c, q.view != View::Files))
         .collect::<ToolResult<Vec<Option<Site>>>>()?;
+    // The sites resolved to each definition, in site order, found in one pass: a common
+    // name has thousands of candidates, and each scanning every site was the answer's cost.
+    let mut resolved_to: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (k, a) in attributed.iter().enumerate() {
+        if let Attribution::Resolved(i, _) = a {
+            resolved_to.entry(*i).or_default().push(k);
+        }
+    }
     // A trait item and its implementations answer as one: each of their groups holds
     // the uses of all of them, as asking for any one of them would.
     let mut groups: Vec<(usize, Vec<&Site>)> = candidates
@@ -538,14 +546,18 @@ fn render_ambiguous(
             let heuristic_in = |s: &Site| {
                 !p.available() || p.fallback_files.iter().any(|(f, _)| *f == s.file_path)
             };
-            let mut g: Vec<&Site> = sites
+            let mut of_family: Vec<usize> = family
                 .iter()
-                .zip(attributed)
-                .filter(|(s, a)| {
-                    heuristic_in(s)
-                        && matches!(a, Attribution::Resolved(i, _) if family.contains(i))
-                })
-                .map(|(s, _)| s)
+                .filter_map(|i| resolved_to.get(i))
+                .flatten()
+                .copied()
+                .collect();
+            of_family.sort_unstable();
+            of_family.dedup();
+            let mut g: Vec<&Site> = of_family
+                .into_iter()
+                .map(|k| &sites[k])
+                .filter(|s| heuristic_in(s))
                 .chain(declaration.iter().filter(|_| !p.available()))
                 .chain(p.sites.iter())
                 .collect();
