@@ -17,6 +17,13 @@ const FILES: usize = 250;
 const FNS_PER_FILE: usize = 50;
 /// `T::new()` calls in all: two per function.
 const NEW_CALLS: usize = FILES * FNS_PER_FILE * 2;
+/// The rows a window of `new` holds: 10,000 (`USAGE_WINDOW_ROWS`), or fewer for a name
+/// with many definitions (`ATTRIBUTION_PAIRS` over its `FILES` definitions; ADR 0029).
+const NEW_WINDOW: usize = if 1_000_000 / FILES < 10_000 {
+    1_000_000 / FILES
+} else {
+    10_000
+};
 
 fn large_project() -> tempfile::TempDir {
     let ws = tempfile::Builder::new()
@@ -112,18 +119,22 @@ async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
             )
             .await;
         assert_eq!(first["complete"], false, "{view}: {first}");
-        assert_eq!(first["next_usage_offset"], 10_000, "{view}: {first}");
+        assert_eq!(first["next_usage_offset"], NEW_WINDOW, "{view}: {first}");
         assert!(
-            notes(&first).contains("usage_offset: 10000"),
+            notes(&first).contains(&format!("usage_offset: {NEW_WINDOW}")),
             "{view}: {first}"
         );
         let second = s
             .call_json(
                 "find_references",
-                json!({"symbol": "new", "view": view, "usage_offset": 10_000, "project": root}),
+                json!({"symbol": "new", "view": view, "usage_offset": NEW_WINDOW, "project": root}),
             )
             .await;
-        assert_eq!(second["next_usage_offset"], 20_000, "{view}: {second}");
+        assert_eq!(
+            second["next_usage_offset"],
+            2 * NEW_WINDOW,
+            "{view}: {second}"
+        );
         assert_ne!(first, second, "{view}: the second window is another answer");
     }
 
@@ -135,11 +146,11 @@ async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
         )
         .await;
     assert_eq!(one["complete"], false, "{one}");
-    assert_eq!(one["next_usage_offset"], 10_000, "{one}");
+    assert_eq!(one["next_usage_offset"], NEW_WINDOW, "{one}");
     let shown = one["items"].as_array().map_or(0, Vec::len);
     assert!(shown > 0 && shown <= 20, "{one}");
     // The last window says so and points nowhere further.
-    let last_start = NEW_CALLS / 10_000 * 10_000;
+    let last_start = NEW_CALLS / NEW_WINDOW * NEW_WINDOW;
     let last = s
         .call_json(
             "find_references",
