@@ -1,7 +1,8 @@
 //! A common name on a large generated project, through the real binary: `new` has more
 //! usages than the host hands one router call, so every large-answer tool answers within
 //! its budget with `complete: false`, and the next window is one call away
-//! (`usage_offset`, ADR 0024).
+//! (`usage_offset`, ADR 0024). A name with thousands of definitions (`fmt`) gets a
+//! window sized by them (ADR 0029).
 
 #[path = "support/daemon.rs"]
 mod daemon_support;
@@ -16,6 +17,13 @@ const FILES: usize = 250;
 const FNS_PER_FILE: usize = 50;
 /// `T::new()` calls in all: two per function.
 const NEW_CALLS: usize = FILES * FNS_PER_FILE * 2;
+/// The rows a window of `new` holds: 10,000 (`USAGE_WINDOW_ROWS`), or fewer for a name
+/// with many definitions (`ATTRIBUTION_PAIRS` over its `FILES` definitions; ADR 0029).
+const NEW_WINDOW: usize = if 1_000_000 / FILES < 10_000 {
+    1_000_000 / FILES
+} else {
+    10_000
+};
 
 fn large_project() -> tempfile::TempDir {
     let ws = tempfile::Builder::new()
@@ -47,6 +55,52 @@ fn large_project() -> tempfile::TempDir {
     ws
 }
 
+/// Files of `Display` types (`S<k>` with its `fmt`) and functions calling `.fmt(f)` on
+/// receivers of unknown type: every call could be any of the definitions.
+const FMT_FILES: usize = 200;
+const FMT_TYPES_PER_FILE: usize = 10;
+/// Distinct `fmt` definitions.
+const FMT_DEFS: usize = FMT_FILES * FMT_TYPES_PER_FILE;
+/// `.fmt(f)` calls in all.
+const FMT_CALLS: usize = FMT_FILES * 20;
+/// The rows a window of `fmt` holds: the host's (row × definition) limit over the
+/// definitions (`ATTRIBUTION_PAIRS` in host/runtime/src/limits.rs).
+const FMT_WINDOW: usize = 1_000_000 / FMT_DEFS;
+// The fixture needs more than two windows of `fmt`.
+const _: () = assert!(FMT_CALLS > 2 * FMT_WINDOW);
+
+fn many_definitions_project() -> tempfile::TempDir {
+    let ws = tempfile::Builder::new()
+        .prefix("scryer-fmt-")
+        .tempdir()
+        .unwrap();
+    let src = ws.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        ws.path().join("Cargo.toml"),
+        "[package]\nname = \"shows\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let mut lib = String::from("//! Generated.\n");
+    for k in 0..FMT_FILES {
+        lib.push_str(&format!("pub mod s{k:03};\n"));
+        let mut f = String::from("use std::fmt;\n");
+        for t in 0..FMT_TYPES_PER_FILE {
+            f.push_str(&format!(
+                "\npub struct S{t};\n\nimpl fmt::Display for S{t} {{\n    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {{\n        f.write_str(\"s\")\n    }}\n}}\n"
+            ));
+        }
+        for j in 0..FMT_CALLS / FMT_FILES {
+            f.push_str(&format!(
+                "\npub fn show_{j}(v: &dyn fmt::Display, f: &mut fmt::Formatter<'_>) -> fmt::Result {{\n    v.fmt(f)\n}}\n"
+            ));
+        }
+        std::fs::write(src.join(format!("s{k:03}.rs")), f).unwrap();
+    }
+    std::fs::write(src.join("lib.rs"), lib).unwrap();
+    ws
+}
+
 fn notes(v: &Value) -> String {
     v["notes"].to_string()
 }
@@ -67,18 +121,22 @@ async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
             )
             .await;
         assert_eq!(first["complete"], false, "{view}: {first}");
-        assert_eq!(first["next_usage_offset"], 10_000, "{view}: {first}");
+        assert_eq!(first["next_usage_offset"], NEW_WINDOW, "{view}: {first}");
         assert!(
-            notes(&first).contains("usage_offset: 10000"),
+            notes(&first).contains(&format!("usage_offset: {NEW_WINDOW}")),
             "{view}: {first}"
         );
         let second = s
             .call_json(
                 "find_references",
-                json!({"symbol": "new", "view": view, "usage_offset": 10_000, "project": root}),
+                json!({"symbol": "new", "view": view, "usage_offset": NEW_WINDOW, "project": root}),
             )
             .await;
-        assert_eq!(second["next_usage_offset"], 20_000, "{view}: {second}");
+        assert_eq!(
+            second["next_usage_offset"],
+            2 * NEW_WINDOW,
+            "{view}: {second}"
+        );
         assert_ne!(first, second, "{view}: the second window is another answer");
     }
 
@@ -90,11 +148,11 @@ async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
         )
         .await;
     assert_eq!(one["complete"], false, "{one}");
-    assert_eq!(one["next_usage_offset"], 10_000, "{one}");
+    assert_eq!(one["next_usage_offset"], NEW_WINDOW, "{one}");
     let shown = one["items"].as_array().map_or(0, Vec::len);
     assert!(shown > 0 && shown <= 20, "{one}");
     // The last window says so and points nowhere further.
-    let last_start = NEW_CALLS / 10_000 * 10_000;
+    let last_start = NEW_CALLS / NEW_WINDOW * NEW_WINDOW;
     let last = s
         .call_json(
             "find_references",
@@ -135,6 +193,57 @@ async fn a_common_name_answers_a_window_and_the_next_is_one_call_away() {
                 "{tool} {args}: {text}"
             );
         }
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_name_with_many_definitions_gets_a_window_sized_by_them() {
+    let ws = many_definitions_project();
+    let s = Scryer::start(&[], &[]).await;
+    s.index(ws.path()).await;
+    let root = ws.path().to_str().unwrap();
+    for view in ["sites", "callers", "files"] {
+        let first = s
+            .call_json(
+                "find_references",
+                json!({"symbol": "fmt", "view": view, "project": root}),
+            )
+            .await;
+        assert_eq!(first["complete"], false, "{view}: {first}");
+        assert_eq!(first["next_usage_offset"], FMT_WINDOW, "{view}: {first}");
+        assert!(
+            notes(&first).contains(&format!("{FMT_DEFS} definitions")),
+            "{view}: {first}"
+        );
+        let second = s
+            .call_json(
+                "find_references",
+                json!({"symbol": "fmt", "view": view, "usage_offset": FMT_WINDOW, "project": root}),
+            )
+            .await;
+        assert_eq!(
+            second["next_usage_offset"],
+            2 * FMT_WINDOW,
+            "{view}: {second}"
+        );
+    }
+    // One definition of the name: the same window, its next one call away.
+    for (tool, args) in [
+        ("find_references", json!({"symbol": "s007::S3::fmt"})),
+        ("trace_call_hierarchy", json!({"symbol": "s007::S3::fmt"})),
+        ("calculate_blast_radius", json!({"symbol": "s007::S3::fmt"})),
+        ("trace_call_hierarchy", json!({"symbol": "fmt"})),
+        ("calculate_blast_radius", json!({"symbol": "fmt"})),
+    ] {
+        let mut args = args;
+        args["project"] = json!(root);
+        let (text, is_error) = s.call(tool, args.clone()).await;
+        assert!(!is_error, "{tool} {args}: {text}");
+        let v: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{tool} {args}: not JSON ({e}): {text}"));
+        assert_eq!(v["complete"], false, "{tool} {args}: {text}");
+        assert_eq!(v["next_usage_offset"], FMT_WINDOW, "{tool} {args}: {text}");
     }
     s.stop().await;
 }

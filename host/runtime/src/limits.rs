@@ -268,6 +268,18 @@ pub const USAGE_WINDOW_ROWS: usize = 10_000;
 /// meets many names): past it, further names get none, and the answer says so.
 pub const CALL_USAGE_ROWS: usize = 30_000;
 
+/// Most (usage row × same-named definition) pairs of one name the host hands one router
+/// call. Attribution weighs every row against the name's definitions (a site nothing
+/// written decides is tied openly to every compatible one), so the work and memory of a
+/// window grow with both: a name with thousands of definitions (`fmt` on a 7M-line tree:
+/// 4,967) gets a window of `ATTRIBUTION_PAIRS / definitions` rows (201), never more
+/// than [`USAGE_WINDOW_ROWS`]. tokio's largest name (`new`: 213 definitions, 2,315 sites,
+/// 0.49M pairs) is handed whole.
+pub const ATTRIBUTION_PAIRS: usize = 1_000_000;
+
+/// Most (usage row × definition) pairs of all names together one router call is handed.
+pub const CALL_ATTRIBUTION_PAIRS: usize = 3 * ATTRIBUTION_PAIRS;
+
 #[cfg(test)]
 mod tests {
     use super::*;

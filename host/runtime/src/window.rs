@@ -6,14 +6,21 @@
 //! all of them up to [`USAGE_WINDOW_ROWS`](crate::limits::USAGE_WINDOW_ROWS), else a
 //! window (from the call's `usage_offset` for the name the call is about, from the
 //! start for names met on the way), never more than
-//! [`CALL_USAGE_ROWS`](crate::limits::CALL_USAGE_ROWS) in all. Every cut is recorded,
-//! so the host can tell the agent what the answer covers and where the next window is.
+//! [`CALL_USAGE_ROWS`](crate::limits::CALL_USAGE_ROWS) in all. A name with many
+//! definitions gets a smaller window: attribution weighs each row against each of them,
+//! so the window holds at most [`ATTRIBUTION_PAIRS`](crate::limits::ATTRIBUTION_PAIRS)
+//! (row, definition) pairs, and a call at most
+//! [`CALL_ATTRIBUTION_PAIRS`](crate::limits::CALL_ATTRIBUTION_PAIRS). Every cut is
+//! recorded, so the host can tell the agent what the answer covers and where the next
+//! window is.
 
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Mutex;
 
-use crate::limits::{CALL_USAGE_ROWS, USAGE_WINDOW_ROWS};
+use crate::limits::{
+    ATTRIBUTION_PAIRS, CALL_ATTRIBUTION_PAIRS, CALL_USAGE_ROWS, USAGE_WINDOW_ROWS,
+};
 
 /// Which rows of a name one call was handed, when it was not handed all of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +34,9 @@ pub struct Cut {
     pub handed: Range<usize>,
     /// Whether this is the name the call is about (the one `usage_offset` moves).
     pub root: bool,
+    /// The name's distinct definitions, when they (not the row limit) made the window
+    /// smaller than [`USAGE_WINDOW_ROWS`].
+    pub definitions: Option<usize>,
 }
 
 /// The per-call record of what was handed over. Shared by the clones of a call's scope.
@@ -40,6 +50,9 @@ pub struct UsageWindow {
 #[derive(Debug, Default)]
 struct Handed {
     rows: usize,
+    pairs: usize,
+    /// Distinct definitions of the names the call looked up (`symbols-by-name`).
+    definitions: HashMap<String, usize>,
     ranges: HashMap<(String, &'static str), Range<usize>>,
     cuts: Vec<Cut>,
 }
@@ -55,31 +68,60 @@ impl UsageWindow {
         }
     }
 
+    /// Records how many distinct definitions `name` has, as a look-up of its
+    /// definitions found them: the window of its rows is sized by it.
+    pub fn saw_definitions(&self, name: &str, definitions: usize) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.definitions.insert(name.to_string(), definitions);
+    }
+
+    /// The distinct definitions of `name` recorded by [`saw_definitions`](Self::saw_definitions).
+    pub fn definitions(&self, name: &str) -> Option<usize> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.definitions.get(name).copied()
+    }
+
     /// The rows of `name` (of `total`, in the host's order) to hand over. Asking again
     /// for the same name and kind gives the same range and counts once.
     pub fn take(&self, name: &str, what: &'static str, total: usize) -> Range<usize> {
+        self.take_at(name, what, total, true)
+    }
+
+    /// [`take`](Self::take) for rows that only help attribute a name's usages (its `use`
+    /// and `implements` sites): always from the first row, whatever `usage_offset` says.
+    pub fn take_scope(&self, name: &str, what: &'static str, total: usize) -> Range<usize> {
+        self.take_at(name, what, total, false)
+    }
+
+    fn take_at(&self, name: &str, what: &'static str, total: usize, movable: bool) -> Range<usize> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let key = (name.to_string(), what);
         if let Some(r) = st.ranges.get(&key) {
             return r.clone();
         }
-        let root = self.root.as_deref() == Some(name);
-        let left = CALL_USAGE_ROWS.saturating_sub(st.rows);
-        let range = if total <= USAGE_WINDOW_ROWS.min(left) {
+        let root = movable && self.root.as_deref() == Some(name);
+        let defs = st.definitions.get(name).copied().unwrap_or(1).max(1);
+        let by_rows = USAGE_WINDOW_ROWS.min(CALL_USAGE_ROWS.saturating_sub(st.rows));
+        let by_pairs =
+            ATTRIBUTION_PAIRS.min(CALL_ATTRIBUTION_PAIRS.saturating_sub(st.pairs)) / defs;
+        let most = by_rows.min(by_pairs);
+        let range = if total <= most {
             0..total
         } else {
             let start = if root { self.offset.min(total) } else { 0 };
-            let len = USAGE_WINDOW_ROWS.min(left).min(total - start);
+            let len = most.min(total - start);
             st.cuts.push(Cut {
                 name: name.to_string(),
                 what,
                 total,
                 handed: start..start + len,
                 root,
+                definitions: (by_pairs < by_rows).then_some(defs),
             });
             start..start + len
         };
         st.rows += range.len();
+        st.pairs += range.len() * defs;
         st.ranges.insert(key, range.clone());
         range
     }
@@ -112,6 +154,52 @@ mod tests {
         let past = UsageWindow::new(Some("new".into()), 200_000);
         assert_eq!(past.take("new", "usage sites", 100_000), 100_000..100_000);
         assert_eq!(past.cuts()[0].total, 100_000);
+    }
+
+    #[test]
+    fn a_name_with_many_definitions_gets_a_smaller_window() {
+        let w = UsageWindow::new(Some("fmt".into()), 0);
+        w.saw_definitions("fmt", 4_967);
+        let r = w.take("fmt", "usage sites", 120_000);
+        assert_eq!(r, 0..ATTRIBUTION_PAIRS / 4_967);
+        assert_eq!(w.cuts()[0].definitions, Some(4_967));
+        // Few rows are handed whole however many definitions there are.
+        w.saw_definitions("poll", 900);
+        assert_eq!(w.take("poll", "edges", 800), 0..800);
+        // The row limit, not the definitions, cut this one.
+        w.saw_definitions("new", 20);
+        w.take("new", "edges", 50_000);
+        assert_eq!(w.cuts()[1].definitions, None);
+        // tokio's largest name is handed whole.
+        let t = UsageWindow::new(Some("new".into()), 0);
+        t.saw_definitions("new", 213);
+        assert_eq!(t.take("new", "usage sites", 2_315), 0..2_315);
+        assert!(t.cuts().is_empty());
+    }
+
+    #[test]
+    fn a_call_never_gets_more_pairs_than_its_share() {
+        let w = UsageWindow::new(None, 0);
+        let mut pairs = 0;
+        for i in 0..5 {
+            let name = format!("n{i}");
+            w.saw_definitions(&name, 1_000);
+            pairs += w.take(&name, "edges", 100_000).len() * 1_000;
+        }
+        assert_eq!(pairs, CALL_ATTRIBUTION_PAIRS);
+        w.saw_definitions("late", 10);
+        assert_eq!(w.take("late", "edges", 5), 0..0);
+    }
+
+    #[test]
+    fn scope_rows_start_at_the_first_whatever_the_offset() {
+        let w = UsageWindow::new(Some("fmt".into()), 400);
+        w.saw_definitions("fmt", 4_967);
+        let n = ATTRIBUTION_PAIRS / 4_967;
+        assert_eq!(w.take_scope("fmt", "import sites", 9_000), 0..n);
+        assert_eq!(w.take("fmt", "usage sites", 100_000), 400..400 + n);
+        let cuts = w.cuts();
+        assert!(!cuts[0].root && cuts[1].root);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
-use scryer_db::{Db, Facts, ProjectRow, RefRow};
+use scryer_db::{Db, EdgeRow, Facts, ProjectRow, RefRow, SymbolRow};
 use scryer_engine::indexer::{self, FileStamp, IndexReport, Progress, RefreshReport, Skipped};
 use tokio::sync::{Mutex, watch};
 
@@ -61,6 +61,11 @@ pub struct ProjectManager {
     /// A name's usage rows per project, at an index generation (see [`NameCache`]); also
     /// the rows of some kinds only, keyed `name` + U+001F + the kinds.
     usages: std::sync::Mutex<NameCache<RefRow>>,
+    /// The definitions of a name, per project, at an index generation: a common name's
+    /// thousands of rows are read by every call about it (ADR 0029).
+    definitions: std::sync::Mutex<NameCache<SymbolRow>>,
+    /// The call edges to a name, per project, at an index generation (ADR 0029).
+    edges: std::sync::Mutex<NameCache<EdgeRow>>,
     /// The ids of the files that use a name, per project, at an index generation.
     files: std::sync::Mutex<NameCache<i64>>,
     /// Each project's file paths by id, at an index generation.
@@ -204,6 +209,8 @@ impl ProjectManager {
             facts: std::sync::Mutex::new(HashMap::new()),
             stamps: std::sync::Mutex::new(HashMap::new()),
             usages: std::sync::Mutex::new(NameCache::default()),
+            definitions: std::sync::Mutex::new(NameCache::default()),
+            edges: std::sync::Mutex::new(NameCache::default()),
             files: std::sync::Mutex::new(NameCache::default()),
             paths: std::sync::Mutex::new(HashMap::new()),
             registering: std::sync::Mutex::new(HashMap::new()),
@@ -286,6 +293,35 @@ impl ProjectManager {
             at,
             name.to_string(),
             self.db.references_to_name(project_id, name),
+        )
+        .await
+    }
+
+    /// The definitions named `name` in the project, as stored.
+    pub async fn symbols_by_name(
+        &self,
+        project_id: i64,
+        name: &str,
+    ) -> Result<Arc<Vec<SymbolRow>>> {
+        let at = self.read_point(project_id).await;
+        cached(
+            &self.definitions,
+            at,
+            name.to_string(),
+            self.db.symbols_by_name(project_id, name),
+        )
+        .await
+    }
+
+    /// The call edges to `name` (stored edges and call references made edges).
+    pub async fn edges_to(&self, project_id: i64, name: &str) -> Result<Arc<Vec<EdgeRow>>> {
+        let at = self.read_point(project_id).await;
+        cached(
+            &self.edges,
+            at,
+            name.to_string(),
+            self.db
+                .edges_to(project_id, name, scryer_engine::lang::call_edge_kind),
         )
         .await
     }

@@ -60,10 +60,13 @@ pub fn notes(cuts: &[Cut]) -> (Vec<String>, Option<usize>) {
                 next = Some(to);
             }
             notes.push(format!(
-                "`{}` has {} {}, too many to attribute in one call: this answer is over {} {} to {} of them (in file order){}; every count and list here is for that window",
+                "`{}` has {} {}{}, too many to attribute in one call: this answer is over {} {} to {} of them (in file order){}; every count and list here is for that window",
                 c.name,
                 c.total,
                 c.what,
+                c.definitions
+                    .map(|d| format!(" and {d} definitions (each usage is weighed against every one)"))
+                    .unwrap_or_default(),
                 c.what,
                 from + usize::from(to > from),
                 to,
@@ -153,6 +156,7 @@ mod tests {
                 total: 25_000,
                 handed: 0..10_000,
                 root: true,
+                definitions: None,
             },
             Cut {
                 name: "fmt".into(),
@@ -160,6 +164,7 @@ mod tests {
                 total: 40_000,
                 handed: 0..0,
                 root: false,
+                definitions: Some(3_000),
             },
         ];
         let (notes, next) = notes(&cuts);

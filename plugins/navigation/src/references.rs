@@ -8,7 +8,8 @@
 //! `"open"` when a same-named definition could be meant). Same-named definitions that the query
 //! does not tell apart are grouped, never merged.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use scryer_plugin_sdk::args::{Args, check_text};
 use scryer_plugin_sdk::attribution::{NameIndex, SymbolQuery, Tie, line_texts, parse_symbol};
@@ -24,6 +25,10 @@ const DEFAULT_LIMIT: i64 = 100;
 const MAX_LIMIT: i64 = 10_000;
 /// Sites shown per definition in an ambiguous answer.
 const AMBIGUOUS_SITES_PER_GROUP: usize = 20;
+/// Most definitions one page of an ambiguous answer is fitted from (a budget holds far
+/// fewer): a common name has thousands, and rendering them all to count the tokens
+/// cost more than the rest of the answer (ADR 0029).
+const AMBIGUOUS_GROUPS_PER_PAGE: usize = 256;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum View {
@@ -522,6 +527,14 @@ fn render_ambiguous(
         .iter()
         .map(|&c| names.trait_declaration(host, c, q.view != View::Files))
         .collect::<ToolResult<Vec<Option<Site>>>>()?;
+    // The sites resolved to each definition, in site order, found in one pass: a common
+    // name has thousands of candidates, and each scanning every site was the answer's cost.
+    let mut resolved_to: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (k, a) in attributed.iter().enumerate() {
+        if let Attribution::Resolved(i, _) = a {
+            resolved_to.entry(*i).or_default().push(k);
+        }
+    }
     // A trait item and its implementations answer as one: each of their groups holds
     // the uses of all of them, as asking for any one of them would.
     let mut groups: Vec<(usize, Vec<&Site>)> = candidates
@@ -533,14 +546,18 @@ fn render_ambiguous(
             let heuristic_in = |s: &Site| {
                 !p.available() || p.fallback_files.iter().any(|(f, _)| *f == s.file_path)
             };
-            let mut g: Vec<&Site> = sites
+            let mut of_family: Vec<usize> = family
                 .iter()
-                .zip(attributed)
-                .filter(|(s, a)| {
-                    heuristic_in(s)
-                        && matches!(a, Attribution::Resolved(i, _) if family.contains(i))
-                })
-                .map(|(s, _)| s)
+                .filter_map(|i| resolved_to.get(i))
+                .flatten()
+                .copied()
+                .collect();
+            of_family.sort_unstable();
+            of_family.dedup();
+            let mut g: Vec<&Site> = of_family
+                .into_iter()
+                .map(|k| &sites[k])
+                .filter(|s| heuristic_in(s))
                 .chain(declaration.iter().filter(|_| !p.available()))
                 .chain(p.sites.iter())
                 .collect();
@@ -562,19 +579,24 @@ fn render_ambiguous(
         None => largest,
         Some(_) => largest.min(AMBIGUOUS_SITES_PER_GROUP),
     };
-    let texts = match q.view {
-        View::Files => Default::default(),
+    // Line texts are read only for the groups a page can show (`read_texts(shown)`):
+    // a common name has thousands of groups and a page holds a few.
+    let first = q.offset.min(groups.len());
+    let read_texts = |shown: usize| match q.view {
+        View::Files => HashMap::new(),
         View::Sites | View::Callers => line_texts(
             host,
-            rows.iter()
+            rows[first..(first + shown).min(rows.len())]
+                .iter()
                 .flat_map(|r| r.iter().take(most_shown))
                 .map(|(s, _)| (s.file_path.as_str(), s.line)),
         ),
     };
+    let texts = RefCell::new(HashMap::new());
     let text_of = |s: &Site| {
         s.line_text
             .clone()
-            .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned())
+            .or_else(|| texts.borrow().get(&(s.file_path.clone(), s.line)).cloned())
     };
     let row_json = |&(s, n): &(&Site, usize)| match q.view {
         View::Sites => site_json(s, text_of(s), None),
@@ -589,7 +611,6 @@ fn render_ambiguous(
     };
     // A common name has more definitions than a budget holds: they are paged (most used
     // first), `offset` moving over them.
-    let first = q.offset.min(groups.len());
     let render_groups = |shown: usize, per_group: usize| {
         let end = (first + shown).min(groups.len());
         let mut body = json!({
@@ -628,10 +649,16 @@ fn render_ambiguous(
     };
     let rest = groups.len() - first;
     let (shown, per_group) = match ctx.budget {
-        None => (rest, largest),
+        None => {
+            texts.replace(read_texts(rest));
+            (rest, largest)
+        }
         Some(budget) => {
             let count = |t: &str| host.count_tokens(t);
-            let shown = fit_prefix(rest, budget, |g| render_groups(g, 0), count).max(1);
+            // Without items no line text is shown: how many groups fit is known first.
+            let most = rest.min(AMBIGUOUS_GROUPS_PER_PAGE);
+            let shown = fit_prefix(most, budget, |g| render_groups(g, 0), count).max(1);
+            texts.replace(read_texts(shown));
             let per = fit_prefix(most_shown, budget, |k| render_groups(shown, k), count);
             (shown, per)
         }

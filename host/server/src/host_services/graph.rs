@@ -43,19 +43,12 @@ impl HostImpl {
     ) -> Result<Vec<Edge>, CallError> {
         let p = self.project(scope)?;
         let rows = self
-            .block(self.core.projects.db().edges_to(
-                p.id,
-                name,
-                scryer_engine::lang::call_edge_kind,
-            ))
+            .block(self.core.projects.edges_to(p.id, name))
             .map_err(internal)?;
-        // A common name's edges are handed a window at a time (ADR 0024).
+        // A common name's edges are handed a window at a time (ADR 0024), sized by its
+        // definitions (ADR 0029).
+        self.know_definitions(scope, p.id, name)?;
         let handed = scope.window.take(name, "edges", rows.len());
-        Ok(rows
-            .into_iter()
-            .skip(handed.start)
-            .take(handed.len())
-            .map(edge)
-            .collect())
+        Ok(rows[handed].iter().cloned().map(edge).collect())
     }
 }

@@ -80,6 +80,16 @@ fn reference_site(r: &RefRow, line_text: Option<String>) -> ReferenceSite {
     }
 }
 
+/// Distinct definitions among a name's symbol rows as routers count them (one per
+/// qualified name, modules left out): what attribution weighs each usage against.
+fn distinct_definitions(rows: &[SymbolRow]) -> usize {
+    rows.iter()
+        .filter(|r| r.kind != "module")
+        .map(|r| r.qualified_name.as_str())
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
 fn clip(line: &str) -> String {
     let t = line.trim();
     if t.chars().count() > MAX_LINE_TEXT {
@@ -121,6 +131,26 @@ impl HostImpl {
                     .into(),
             )
         })
+    }
+
+    /// Makes sure the call's usage window knows how many definitions `name` has (the
+    /// window of its rows is sized by it, ADR 0029): a router usually looked them up
+    /// already; when it did not, they are counted here.
+    pub(super) fn know_definitions(
+        &self,
+        scope: &CallScope,
+        project_id: i64,
+        name: &str,
+    ) -> Result<(), CallError> {
+        if scope.window.definitions(name).is_none() {
+            let rows = self
+                .block(self.core.projects.symbols_by_name(project_id, name))
+                .map_err(internal)?;
+            scope
+                .window
+                .saw_definitions(name, distinct_definitions(&rows));
+        }
+        Ok(())
     }
 
     /// The indexed relative path for `raw`, or an error saying why there is none.
@@ -272,9 +302,12 @@ impl HostServices for HostImpl {
     fn symbols_by_name(&self, scope: &CallScope, name: &str) -> Result<Vec<Symbol>, CallError> {
         let p = self.project(scope)?;
         let rows = self
-            .block(self.core.projects.db().symbols_by_name(p.id, name))
+            .block(self.core.projects.symbols_by_name(p.id, name))
             .map_err(internal)?;
-        Ok(rows.into_iter().map(symbol).collect())
+        scope
+            .window
+            .saw_definitions(name, distinct_definitions(&rows));
+        Ok(rows.iter().cloned().map(symbol).collect())
     }
 
     fn symbols_by_qualified_name(
@@ -284,14 +317,19 @@ impl HostServices for HostImpl {
     ) -> Result<Vec<Symbol>, CallError> {
         let p = self.project(scope)?;
         let name = qualified_name.rsplit("::").next().unwrap_or(qualified_name);
-        let rows =
-            self.block(self.core.projects.db().symbols_by_qualified_name(
-                p.id,
-                name,
-                qualified_name,
-            ))
+        // From the name's definitions as cached per index generation (a call hierarchy
+        // asks this for every caller it meets: a query each cost 150 µs), matched as
+        // `Db::symbols_by_qualified_name` matches: the qualified name, or a `::` suffix.
+        let rows = self
+            .block(self.core.projects.symbols_by_name(p.id, name))
             .map_err(internal)?;
-        Ok(rows.into_iter().map(symbol).collect())
+        let suffix = format!("::{qualified_name}");
+        Ok(rows
+            .iter()
+            .filter(|r| r.qualified_name == qualified_name || r.qualified_name.ends_with(&suffix))
+            .cloned()
+            .map(symbol)
+            .collect())
     }
 
     fn references_to_name(
@@ -305,6 +343,7 @@ impl HostServices for HostImpl {
             .block(self.core.projects.references_to_name(p.id, name))
             .map_err(internal)?;
         // A common name's rows are handed a window at a time (ADR 0024).
+        self.know_definitions(scope, p.id, name)?;
         let rows = &all[scope.window.take(name, "usage sites", all.len())];
         // Read each file once, keeping only the lines asked for.
         let mut texts: HashMap<(String, u32), String> = HashMap::new();
@@ -350,7 +389,19 @@ impl HostServices for HostImpl {
         let rows = self
             .block(self.core.projects.references_of_kinds(p.id, name, kinds))
             .map_err(internal)?;
-        Ok(rows.iter().map(|r| reference_site(r, None)).collect())
+        // Attribution resolves every importing file's paths for every crate it meets:
+        // a common name's scope rows are windowed like its usages (ADR 0029).
+        self.know_definitions(scope, p.id, name)?;
+        let what = if kinds.iter().all(|k| k == "use") {
+            "import sites"
+        } else {
+            "import and implementation sites"
+        };
+        let handed = scope.window.take_scope(name, what, rows.len());
+        Ok(rows[handed]
+            .iter()
+            .map(|r| reference_site(r, None))
+            .collect())
     }
 
     fn files_naming(&self, scope: &CallScope, names: &[String]) -> Result<Vec<String>, CallError> {

@@ -24,11 +24,17 @@ impl HostImpl {
         let p = self.project(scope)?;
         let rel = project_relative(std::path::Path::new(&p.root), raw)
             .map_err(|why| CallError::InvalidArgument(format!("file_path {raw:?}: {why}")))?;
-        let row = self
-            .block(self.core.projects.db().project(p.id))
-            .map_err(internal)?
-            .ok_or_else(|| CallError::NotFound(format!("project {} is not registered", p.slug)))?;
-        Ok((row, rel))
+        // Read once a call: a router asks about each of a common name's definitions.
+        let row = scope
+            .memo
+            .get_or_try(format!("project-row\0{}", p.id), || {
+                self.block(self.core.projects.db().project(p.id))
+                    .map_err(internal)?
+                    .ok_or_else(|| {
+                        CallError::NotFound(format!("project {} is not registered", p.slug))
+                    })
+            })?;
+        Ok((ProjectRow::clone(&row), rel))
     }
 
     pub(super) fn precise_usages_of(
@@ -38,6 +44,16 @@ impl HostImpl {
         start_line: u32,
         name: &str,
     ) -> Result<PreciseUsageSet, CallError> {
+        // Off: no project row or path to look at (a router asks about each of a common
+        // name's thousands of definitions), the answer `answers::usages` gives when off.
+        if self.core.projects.precise().mode() == scryer_engine::precise::PreciseMode::Off {
+            return Ok(PreciseUsageSet {
+                precision: "heuristic".into(),
+                sites: Vec::new(),
+                fallback_files: Vec::new(),
+                note: None,
+            });
+        }
         let (project, rel) = self.precise_scope(scope, file_path)?;
         let pm = &self.core.projects;
         let mut u = self
