@@ -4,6 +4,7 @@
   python bench/latency.py --bin target/release/scryer --root ~/corpus/tokio
   python bench/latency.py --bin NEW --vs OLD --root ~/corpus/tokio --answers /tmp/ans
   python bench/latency.py --bin BIN --vs-env SCRYER_DB_CACHE_MIB=8 --root ~/corpus/tokio
+  python bench/latency.py --bin BIN --vs-env SCRYER_PRECISE=auto --root ~/corpus/tokio
 
 Starts `scryer --db <tmp>/<label>.db serve` over stdio with the official MCP Python SDK
 (`pip install mcp`; the shared eval's venv has it), which starts or joins the daemon for
@@ -82,12 +83,18 @@ class Server:
         while time.monotonic() - t < 1800:
             _, text, _ = await self.call("get_indexing_status", {"project": self.root})
             try:
-                if json.loads(text).get("state") == "ready":
+                status = json.loads(text)
+                precise = (status.get("precise") or {}).get("state")
+                # With precise mode on, the answers measured are the precise ones: wait
+                # until the SCIP stage has settled (ready, failed, unavailable or off).
+                waiting = self.env.get("SCRYER_PRECISE") != "off" and precise in (
+                    "pending", "running")
+                if status.get("state") == "ready" and not waiting:
                     return time.monotonic() - t
             except ValueError:
                 pass
             await asyncio.sleep(0.5)
-        raise SystemExit(f"{self.label}: not ready after 30 min: {text[:300]}")
+        raise SystemExit(f"{self.label}: not ready (or precise not settled) after 30 min: {text[:300]}")
 
     async def stop(self):
         await self.stack.aclose()

@@ -273,7 +273,7 @@ pub fn file_matches(indexed: &str, wanted: &str) -> bool {
 /// method is kept over the field, wherever it comes in the file. A TypeScript interface
 /// or type alias may share its name with a value (`interface AjaxError` and
 /// `const AjaxError: AjaxErrorCtor`, declaration merging): the value is kept, as what
-/// `new`, calls and reads name (ADR 0031).
+/// `new`, calls and reads name (ADR 0032).
 pub fn distinct_definitions(defs: Vec<Sym>) -> Vec<Sym> {
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Sym> = Vec::new();
@@ -730,6 +730,25 @@ mod tests {
         // Two fields of one name (cfg variants) stay one: the first.
         let kept = distinct_definitions(vec![field.clone(), field.clone(), other.clone()]);
         assert_eq!(kept, vec![field, other]);
+    }
+
+    #[test]
+    fn a_typescript_value_is_kept_over_its_same_named_interface() {
+        // `export interface AjaxError` and `export const AjaxError: AjaxErrorCtor`, in
+        // either order: the value is what `new AjaxError(..)` and reads name.
+        let iface = def("m.AjaxError", "interface", None, "src/ajax/errors.ts");
+        let value = def("m.AjaxError", "const", None, "src/ajax/errors.ts");
+        let alias = def("m.Other", "type_alias", None, "src/o.ts");
+        let kept = distinct_definitions(vec![iface.clone(), value.clone(), alias.clone()]);
+        assert_eq!(kept, vec![value.clone(), alias.clone()]);
+        let kept = distinct_definitions(vec![value.clone(), iface.clone()]);
+        assert_eq!(kept, vec![value]);
+        // Two type-only definitions of one name stay the first.
+        let class_iface = def("m.Other", "interface", None, "src/o.ts");
+        assert_eq!(
+            distinct_definitions(vec![alias.clone(), class_iface]),
+            vec![alias]
+        );
     }
 
     #[test]

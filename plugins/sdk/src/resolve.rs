@@ -743,6 +743,19 @@ mod tests {
     }
 
     #[test]
+    fn a_call_may_name_a_value_that_holds_what_is_called() {
+        // `const AjaxError: AjaxErrorCtor = ..; new AjaxError(..)`, `const F: fn() = f; F()`
+        for kind in ["const", "static", "variable", "function", "class"] {
+            assert!(compatible("call", false, kind), "{kind}");
+            assert!(compatible("call", true, kind), "{kind}");
+        }
+        // a call names no type-only definition, no module and no macro
+        for kind in ["interface", "type_alias", "trait", "module", "macro"] {
+            assert!(!compatible("call", false, kind), "{kind}");
+        }
+    }
+
+    #[test]
     fn written_paths_and_receiver_types_pick_the_owner() {
         let defs = [
             def(
