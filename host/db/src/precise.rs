@@ -273,18 +273,14 @@ impl Db {
         Ok(out)
     }
 
-    /// The project's interned SCIP symbols whose text is `LIKE pattern` (SQL `%` and `_`
-    /// wildcards; callers check each match exactly): (id, symbol).
-    pub async fn precise_symbols_like(
-        &self,
-        project_id: i64,
-        pattern: &str,
-    ) -> Result<Vec<(i64, String)>> {
+    /// The project's interned SCIP symbols, `(id, symbol)` in id order (held in memory by
+    /// the precise answers, which match patterns over them).
+    pub async fn precise_symbols(&self, project_id: i64) -> Result<Vec<(i64, String)>> {
         let conn = self.reader().await?;
         let mut rows = conn
             .query(
-                "SELECT id, symbol FROM precise_symbol WHERE project_id = ?1 AND symbol LIKE ?2",
-                (project_id, pattern),
+                "SELECT id, symbol FROM precise_symbol WHERE project_id = ?1 ORDER BY id",
+                (project_id,),
             )
             .await?;
         let mut out = Vec::new();

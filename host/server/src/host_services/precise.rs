@@ -100,8 +100,9 @@ impl HostImpl {
             .collect())
     }
 
-    /// [`answers::unresolved`], computed once a call: routers ask for the usages, the
-    /// whole unresolved list and its unread part.
+    /// [`answers::unresolved_in`], computed once a call per name and package: routers ask
+    /// for the usages, the whole unresolved list and its unread part, of each of a
+    /// name's definitions.
     fn unresolved_memo(
         &self,
         scope: &CallScope,
@@ -110,13 +111,19 @@ impl HostImpl {
         start_line: u32,
         name: &str,
     ) -> Result<std::sync::Arc<answers::Unresolved>, CallError> {
-        let key = format!(
-            "precise-unresolved\0{}\0{rel}\0{start_line}\0{name}",
-            project.id
-        );
+        let pm = &self.core.projects;
+        let Some(at) = self
+            .block(answers::unresolved_scope(
+                pm, project, rel, start_line, name,
+            ))
+            .map_err(internal)?
+        else {
+            return Ok(Default::default());
+        };
+        // One answer per name and package, whichever of its definitions asks.
+        let key = format!("precise-unresolved\0{}\0{}\0{name}", project.id, at.key());
         scope.memo.get_or_try(key, || {
-            let pm = &self.core.projects;
-            self.block(answers::unresolved(pm, project, rel, start_line, name))
+            self.block(answers::unresolved_in(pm, project, &at, name))
                 .map_err(internal)
         })
     }

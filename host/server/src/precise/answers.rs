@@ -21,6 +21,7 @@ use scryer_engine::precise::scip_read::{LOCAL, ROLE_IMPORT, ROLE_WRITE, symbol_n
 use scryer_engine::precise::{PreciseLanguage, PreciseMode};
 
 use super::PreciseService;
+use super::symbols::Symbols;
 use crate::projects::ProjectManager;
 
 /// A file whose precise data does not apply.
@@ -308,14 +309,15 @@ pub async fn usages(
     }
     // A Rust trait item and the impls' items implementing it; a type's `Self` in its
     // impl blocks (ADR 0031).
-    for id in super::family::members(pm.db(), project.id, &symbol).await? {
+    let symbols = pm.precise().symbols(project.id).await?;
+    for id in super::family::members(&symbols, &symbol) {
         let more = pm.db().precise_occurrences_of(id).await?;
         hits.extend(more.into_iter().map(|h| (h, true)));
     }
     // `Self` in the type's impl blocks names the type, not by its name: counted and
     // said, not listed (an agent reads uses of the type elsewhere; ADR 0031).
     let mut self_uses = 0usize;
-    for id in super::family::impl_blocks(pm.db(), project.id, &symbol).await? {
+    for id in super::family::impl_blocks(&symbols, &symbol) {
         let more = pm.db().precise_occurrences_of(id).await?;
         self_uses += more
             .iter()
@@ -355,7 +357,7 @@ pub async fn usages(
         ));
     }
     if language == PreciseLanguage::Python
-        && let Some(other) = other_class_method(pm, project, &symbol).await?
+        && let Some(other) = other_class_method(&symbols, &symbol)
     {
         notes.push(format!(
             "`{other}` has a method of this name too: a receiver typed as a union or not at all may be either, and scip-python resolves a union to one member"
@@ -371,28 +373,22 @@ pub async fn usages(
 
 /// For a Python method (`…/Class#name().`), another class of the project with a method
 /// of the same name, if any (its class as written in the symbol).
-async fn other_class_method(
-    pm: &ProjectManager,
-    project: &ProjectRow,
-    symbol: &str,
-) -> Result<Option<String>> {
-    let Some((_, method)) = symbol.rsplit_once('#') else {
-        return Ok(None);
-    };
+fn other_class_method(symbols: &Symbols, symbol: &str) -> Option<String> {
+    let (_, method) = symbol.rsplit_once('#')?;
     if !method.ends_with("().") || !symbol.starts_with("scip-python ") {
-        return Ok(None);
+        return None;
     }
     let pattern = format!("scip-python % %#{method}");
-    let others = pm.db().precise_symbols_like(project.id, &pattern).await?;
+    let others = symbols.like(&pattern);
     // `…/Class#method().` of a class at a module's top (no `#` before it).
     let class_of = |s: &str| -> Option<String> {
         let class = s.strip_suffix(method)?.strip_suffix('#')?;
         (!class.contains('#')).then(|| class.rsplit(['/', ' ']).next().unwrap_or(class).into())
     };
-    Ok(others
+    others
         .into_iter()
         .filter(|(_, s)| s != symbol)
-        .find_map(|(_, s)| class_of(&s)))
+        .find_map(|(_, s)| class_of(&s))
 }
 
 /// The sites of a linked definition's name that its precise usages do not settle.
@@ -433,15 +429,36 @@ impl Unresolved {
     }
 }
 
-/// What the precise usages of the definition named `name` at `file`:`start_line` leave
-/// unsettled ([`Unresolved`]). Empty when the definition is not linked.
-pub async fn unresolved(
+/// What a linked definition's unresolved sites depend on besides its name: its
+/// language, its package and the project's freshness. Every definition of a name that
+/// shares them shares the answer, so a call weighing hundreds of a common name's
+/// definitions computes it once per package (the memo's key), not once per definition.
+pub struct UnresolvedScope {
+    pub language: PreciseLanguage,
+    /// The definition's SCIP package (`scheme manager name version`).
+    pub own: Option<String>,
+    freshness: Arc<Freshness>,
+}
+
+impl UnresolvedScope {
+    /// A key naming the answer among a project's and name's.
+    pub fn key(&self) -> String {
+        format!(
+            "{}\0{}",
+            self.language.name(),
+            self.own.as_deref().unwrap_or_default()
+        )
+    }
+}
+
+/// The scope of the definition's unresolved sites; none when it is not linked.
+pub async fn unresolved_scope(
     pm: &ProjectManager,
     project: &ProjectRow,
     file: &str,
     start_line: u32,
     name: &str,
-) -> Result<Unresolved> {
+) -> Result<Option<UnresolvedScope>> {
     let Link::Linked {
         language,
         freshness,
@@ -449,9 +466,29 @@ pub async fn unresolved(
         ..
     } = link(pm, project, file, start_line, name).await?
     else {
-        return Ok(Unresolved::default());
+        return Ok(None);
     };
-    let own = package_of(&symbol).map(str::to_string);
+    Ok(Some(UnresolvedScope {
+        language,
+        own: package_of(&symbol).map(str::to_string),
+        freshness,
+    }))
+}
+
+/// What the precise usages of a definition of `name` in `scope` leave unsettled
+/// ([`Unresolved`]).
+pub async fn unresolved_in(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    scope: &UnresolvedScope,
+    name: &str,
+) -> Result<Unresolved> {
+    let UnresolvedScope {
+        language,
+        own,
+        freshness,
+    } = scope;
+    let language = *language;
     let mut defined: HashMap<i64, bool> = HashMap::new();
     let rows = pm.references_to_name(project.id, name).await?;
     let mut by_file: HashMap<i64, Vec<&RefRow>> = HashMap::new();

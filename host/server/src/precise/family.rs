@@ -15,73 +15,69 @@
 //! in the trait's package; a trait name that more than one trait of the package has
 //! with that item is left alone (nothing tells their impls apart).
 
-use anyhow::Result;
 use scip::types::Descriptor;
 use scip::types::descriptor::Suffix;
-use scryer_db::Db;
+
+use super::symbols::Symbols;
 
 /// The other members of `symbol`'s family (ids), the trait item first when `symbol` is
 /// an impl's associated type; empty when `symbol` is no trait item or impl assoc type.
-pub async fn members(db: &Db, project_id: i64, symbol: &str) -> Result<Vec<i64>> {
+pub fn members(symbols: &Symbols, symbol: &str) -> Vec<i64> {
     let Some(parsed) = Parsed::of(symbol) else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     if let Some((trait_name, item)) = parsed.implemented() {
         // Only an associated type answers for its trait item.
         if item.suffix.enum_value_or_default() != Suffix::Type {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let Some((trait_id, trait_symbol)) =
-            single_trait_item(db, project_id, &parsed.package, &trait_name, item).await?
+            single_trait_item(symbols, &parsed.package, &trait_name, item)
         else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
         let mut out = vec![trait_id];
         out.extend(
-            impls_of(db, project_id, &trait_symbol)
-                .await?
+            impls_of(symbols, &trait_symbol)
                 .into_iter()
                 .filter(|(_, s)| s != symbol)
                 .map(|(id, _)| id),
         );
-        return Ok(out);
+        return out;
     }
     let Some((owner, item)) = parsed.trait_item() else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     // A field or variant (`Type#field.`) has no impls: the cheap answer first.
-    let impls = impls_of(db, project_id, symbol).await?;
+    let impls = impls_of(symbols, symbol);
     if impls.is_empty()
-        || single_trait_item(db, project_id, &parsed.package, owner, item)
-            .await?
-            .is_none_or(|(_, s)| s != symbol)
+        || single_trait_item(symbols, &parsed.package, owner, item).is_none_or(|(_, s)| s != symbol)
     {
-        return Ok(Vec::new());
+        return Vec::new();
     }
-    Ok(impls.into_iter().map(|(id, _)| id).collect())
+    impls.into_iter().map(|(id, _)| id).collect()
 }
 
 /// The impl blocks whose self type is the type `symbol` (`…/impl#[T]`,
 /// `…/impl#[T][Trait]`, `…/impl#[`T<S>`][..]`): rust-analyzer writes each `Self` in them
 /// as an occurrence of the block, so their occurrences are the type's `Self` uses. When
 /// the package has more than one type of that name, only blocks in the type's module.
-pub async fn impl_blocks(db: &Db, project_id: i64, symbol: &str) -> Result<Vec<i64>> {
+pub fn impl_blocks(symbols: &Symbols, symbol: &str) -> Vec<i64> {
     let Some(parsed) = Parsed::of(symbol) else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     let [.., ty] = &parsed.descriptors[..] else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     if ty.suffix.enum_value_or_default() != Suffix::Type
         || parsed.descriptors.iter().any(|d| d.name == "impl")
     {
-        return Ok(Vec::new());
+        return Vec::new();
     }
     let name = ty.name.as_str();
     let module = &parsed.descriptors[..parsed.descriptors.len() - 1];
-    let same_named = db
-        .precise_symbols_like(project_id, &format!("{} %{name}#", parsed.package))
-        .await?
+    let same_named = symbols
+        .like(&format!("{} %{name}#", parsed.package))
         .iter()
         .filter(|(_, s)| Parsed::of(s).is_some_and(|p| p.names_type(name)))
         .count();
@@ -90,7 +86,7 @@ pub async fn impl_blocks(db: &Db, project_id: i64, symbol: &str) -> Result<Vec<i
         format!("{} %impl#[{name}]%", parsed.package),
         format!("{} %impl#[`{name}<%", parsed.package),
     ] {
-        for (id, s) in db.precise_symbols_like(project_id, &pattern).await? {
+        for (id, s) in symbols.like(&pattern) {
             let Some(p) = Parsed::of(&s) else { continue };
             let Some((at, self_ty)) = p.impl_block() else {
                 continue;
@@ -102,16 +98,16 @@ pub async fn impl_blocks(db: &Db, project_id: i64, symbol: &str) -> Result<Vec<i
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// The impl items implementing the trait item `trait_symbol`, in its package.
-async fn impls_of(db: &Db, project_id: i64, trait_symbol: &str) -> Result<Vec<(i64, String)>> {
+fn impls_of(symbols: &Symbols, trait_symbol: &str) -> Vec<(i64, String)> {
     let Some(parsed) = Parsed::of(trait_symbol) else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     let Some((owner, item)) = parsed.trait_item() else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     let tail = item_text(trait_symbol, owner);
     let mut found = Vec::new();
@@ -120,7 +116,7 @@ async fn impls_of(db: &Db, project_id: i64, trait_symbol: &str) -> Result<Vec<(i
         format!("{} %][{owner}]{tail}", parsed.package),
         format!("{} %][`{owner}<%]{tail}", parsed.package),
     ] {
-        for (id, s) in db.precise_symbols_like(project_id, &pattern).await? {
+        for (id, s) in symbols.like(&pattern) {
             let implements = Parsed::of(&s)
                 .and_then(|p| p.implemented().map(|(t, i)| t == owner && same(i, item)))
                 .unwrap_or(false);
@@ -129,22 +125,21 @@ async fn impls_of(db: &Db, project_id: i64, trait_symbol: &str) -> Result<Vec<(i
             }
         }
     }
-    Ok(found)
+    found
 }
 
 /// The package's one trait item `owner#item` (id, symbol); none when there are none or
 /// several (two traits of one name in different modules).
-async fn single_trait_item(
-    db: &Db,
-    project_id: i64,
+fn single_trait_item(
+    symbols: &Symbols,
     package: &str,
     owner: &str,
     item: &Descriptor,
-) -> Result<Option<(i64, String)>> {
+) -> Option<(i64, String)> {
     let mut found = Vec::new();
     let tail = format!("{owner}#{}", descriptor_text(item));
     for pattern in [format!("{package} {tail}"), format!("{package} %/{tail}")] {
-        for (id, s) in db.precise_symbols_like(project_id, &pattern).await? {
+        for (id, s) in symbols.like(&pattern) {
             let exact = Parsed::of(&s)
                 .and_then(|p| p.trait_item().map(|(o, i)| o == owner && same(i, item)))
                 .unwrap_or(false);
@@ -153,7 +148,7 @@ async fn single_trait_item(
             }
         }
     }
-    Ok((found.len() == 1).then(|| found.remove(0)))
+    (found.len() == 1).then(|| found.remove(0))
 }
 
 /// A SCIP symbol of rust-analyzer's, split into its package (`scheme manager name

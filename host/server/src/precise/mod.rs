@@ -14,6 +14,7 @@
 pub mod answers;
 pub mod family;
 pub mod scheduler;
+pub mod symbols;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -124,6 +125,8 @@ pub struct PreciseService {
     /// Bumped whenever stored precise data changes (caches key on it).
     generation: std::sync::atomic::AtomicU64,
     freshness: Mutex<HashMap<i64, FreshnessAt>>,
+    /// Each project's interned SCIP symbols, for the family and note patterns.
+    symbols: symbols::SymbolCache,
     started: std::sync::Once,
     /// One run or import at a time per daemon.
     run_lock: tokio::sync::Mutex<()>,
@@ -138,6 +141,7 @@ impl PreciseService {
             wake: Notify::new(),
             generation: Default::default(),
             freshness: Mutex::new(HashMap::new()),
+            symbols: Default::default(),
             started: std::sync::Once::new(),
             run_lock: tokio::sync::Mutex::new(()),
         })
@@ -153,6 +157,13 @@ impl PreciseService {
 
     fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<i64, ProjectEntry>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The project's interned SCIP symbols, cached until the precise generation moves.
+    pub async fn symbols(&self, project_id: i64) -> anyhow::Result<Arc<symbols::Symbols>> {
+        self.symbols
+            .get(&self.db, project_id, self.precise_generation())
+            .await
     }
 
     pub fn precise_generation(&self) -> u64 {
