@@ -162,7 +162,7 @@ pub(crate) fn names(g: &Grants) -> String {
     g.names().join(", ")
 }
 
-/// One line per plugin (the format `tests/compile_cache.rs` reads for host plugins),
+/// One line per plugin (the format `tests/all/compile_cache.rs` reads for host plugins),
 /// then an indented line for a held-back upgrade.
 fn status_line(s: &PluginStatus) -> String {
     let version = s.version.as_deref().unwrap_or("?");

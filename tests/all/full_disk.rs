@@ -5,17 +5,14 @@
 //! same call succeeds. Mounting needs root (CAP_SYS_ADMIN); elsewhere the tests say so
 //! and return.
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-mod support;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use daemon_support::DaemonEnv;
 use serde_json::json;
-use support::{copy_dir, repo_root};
+
+use crate::support::daemon::DaemonEnv;
+use crate::support::{copy_dir, repo_root};
 
 /// A tmpfs mounted for the test's lifetime.
 struct Mount {

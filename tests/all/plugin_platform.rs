@@ -3,13 +3,13 @@
 //! are refused, refusals never stop the server, and `scryer plugin add` publishes
 //! transactionally. Every test has its own configuration directory.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::json;
-use support::{Scryer, fixture_component, plugin, plugin_ok};
+
+use crate::support;
+use crate::support::{Scryer, fixture_component, plugin, plugin_ok};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

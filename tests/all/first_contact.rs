@@ -4,21 +4,19 @@
 //! project once; the README's "see it answer" pipe answers on the first try; clients
 //! passing different environments find one daemon; a database in use names its holder.
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use daemon_support::DaemonEnv;
 use rmcp::ServiceExt;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
-use support::{fixture_workspace, scryer_bin, shared_compile_cache};
+
+use crate::support;
+use crate::support::daemon::DaemonEnv;
+use crate::support::{fixture_workspace, scryer_bin, shared_compile_cache};
 
 /// What one of the mixed first calls asks, by its number.
 fn first_call(i: usize, root: &Path) -> (&'static str, Value) {

@@ -2,13 +2,12 @@
 //! project is found incomplete, its index run is finished in the background, and the
 //! first query waits for it instead of answering from the half-written state.
 
-mod support;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Scryer, scryer_bin, shared_compile_cache};
+
+use crate::support::{Scryer, scryer_bin, shared_compile_cache};
 
 /// A workspace big enough that indexing it takes a while: `n` modules, each calling
 /// `shared::hit` from `calls` places.

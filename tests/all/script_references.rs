@@ -5,10 +5,9 @@
 //! function-local imports are references of the definition they name, and a same-named
 //! definition elsewhere keeps its own. Every line below was read off the fixture files.
 
-mod support;
-
 use serde_json::Value;
-use support::{Scryer, fixture_copy};
+
+use crate::support::{Scryer, fixture_copy};
 
 /// `(file, line, kind)` of every site of a `view: "sites"` answer, and its `tie` if any.
 fn sites(v: &Value) -> Vec<(String, u64, String, Option<String>)> {

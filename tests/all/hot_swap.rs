@@ -7,26 +7,22 @@
 //! The plugin is a `scryer plugin new` project, built as version 0.1.0 and again as
 //! 0.2.0 with an extra tool.
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-#[path = "support/plugin_build.rs"]
-mod plugin_build;
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use daemon_support::DaemonEnv;
-use plugin_build::{build_plugin, edit, new_plugin};
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use support::{plugin_ok, scryer_bin, shared_compile_cache};
 use tokio::sync::watch;
+
+use crate::support;
+use crate::support::daemon::DaemonEnv;
+use crate::support::plugin_build::{build_plugin, edit, new_plugin};
+use crate::support::{plugin_ok, scryer_bin, shared_compile_cache};
 
 /// Counts `notifications/tools/list_changed`.
 #[derive(Clone)]
@@ -48,8 +44,8 @@ impl ClientHandler for ListChanged {
 fn builds() -> &'static (Vec<u8>, Vec<u8>) {
     static BUILT: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let _lock = plugin_build::lock_template_dir("hot-swap-fixture");
-        let dir = plugin_build::template_target_dir().join("hot-swap-fixture");
+        let _lock = support::plugin_build::lock_template_dir("hot-swap-fixture");
+        let dir = support::plugin_build::template_target_dir().join("hot-swap-fixture");
         let _ = std::fs::remove_dir_all(&dir);
         let project = new_plugin("greeter", &dir.join("greeter"));
         // Built without the manifest beside it: these tests are about swapping.

@@ -2,10 +2,9 @@
 //! `calculate_blast_radius` and `inspect_symbol` over the fixture workspace, with
 //! callers and callees checked by hand against its source.
 
-mod support;
-
 use serde_json::{Value, json};
-use support::{Scryer, fixture_workspace};
+
+use crate::support::{Scryer, fixture_workspace};
 
 /// The fixture plus `src/cycle.rs` (`ping` ⇄ `pong`), declared at the end of lib.rs so no
 /// existing line moves, and an ADR about the shapes.

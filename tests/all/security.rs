@@ -10,21 +10,17 @@
 //! - every malformed JSON-RPC line gets its JSON-RPC error, over stdio (daemon and
 //!   in-process) and HTTP, and the session keeps serving.
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-#[path = "support/http.rs"]
-mod http_support;
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use daemon_support::DaemonEnv;
 use serde_json::{Value, json};
-use support::{Scryer, scryer_bin, shared_compile_cache};
+
+use crate::support;
+use crate::support::daemon::DaemonEnv;
+use crate::support::{Scryer, scryer_bin, shared_compile_cache};
 
 /// `<tmp>/proj` (a crate) and `<tmp>/outside` (files the project must never index).
 fn project_and_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -653,10 +649,10 @@ fn malformed_json_rpc_gets_its_error_in_process() {
 
 #[test]
 fn malformed_json_rpc_gets_its_error_over_http() {
-    let server = http_support::HttpServer::start();
+    let server = support::http::HttpServer::start();
     let session = server.session();
     for (line, code, id, word) in malformed() {
-        let r = http_support::post(
+        let r = support::http::post(
             &server.addr,
             &server.addr,
             Some(&server.token),

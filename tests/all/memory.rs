@@ -2,12 +2,11 @@
 //! file, query_adrs finds it, delete_adr removes both and refuses every path outside
 //! docs/adr, and a file deleted on disk takes its row with it.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use support::{Scryer, repo_root};
+
+use crate::support::{Scryer, repo_root};
 
 /// `<tmp>/outer/proj`: a one-file crate with one decision record. Canaries sit where the
 /// escapes a delete could try would land: `<tmp>/CANARY.md` (two levels above the root),

@@ -3,13 +3,13 @@
 //! them on PATH) on the fixture projects in `tests/fixtures/precise`, and the answers say
 //! which they are. Every expected line was read off the fixture files.
 
-mod support;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Scryer, copy_dir, repo_root};
+
+use crate::support;
+use crate::support::{Scryer, copy_dir, repo_root};
 
 /// A fresh copy of `tests/fixtures/precise/<name>`.
 fn fixture(name: &str) -> tempfile::TempDir {

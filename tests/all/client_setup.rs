@@ -3,14 +3,13 @@
 //! `scryer report` shows what `get_token_savings_metrics` shows; `scryer doctor` passes a
 //! healthy setup and names a broken client entry.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Scryer, fixture_workspace, scryer_bin, shared_compile_cache};
+
+use crate::support::{Scryer, fixture_workspace, scryer_bin, shared_compile_cache};
 
 /// A private HOME, working directory and run directory for one test.
 struct Sandbox {

@@ -2,13 +2,11 @@
 //! tests, builds for wasm32-wasip2 with the command its README gives, is accepted by
 //! `scryer plugin verify` and `add` with its manifest beside it, and answers through MCP.
 
-#[path = "support/plugin_build.rs"]
-mod plugin_build;
-mod support;
-
-use plugin_build::{build_plugin, cargo, new_plugin, template_target_dir};
 use serde_json::json;
-use support::{Scryer, plugin, plugin_ok};
+
+use crate::support;
+use crate::support::plugin_build::{build_plugin, cargo, new_plugin, template_target_dir};
+use crate::support::{Scryer, plugin, plugin_ok};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_plugin_builds_verifies_installs_and_answers() {

@@ -4,11 +4,9 @@
 //! compiles and stores, the second loads from it, and a corrupted entry is detected and
 //! recompiled, never trusted.
 
-mod support;
-
 use std::path::Path;
 
-use support::{Scryer, scryer_bin};
+use crate::support::{Scryer, scryer_bin};
 
 /// `SCRYER_PRECOMPILED=off`: the code built into the binary is treated as not fitting
 /// this engine, the path a binary run on another CPU than the one it was built on takes.

@@ -12,14 +12,13 @@
 //!   once granted every tool answers over two temporary git repositories registered as
 //!   projects (one with uncommitted work, one clean).
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::json;
-use support::{Scryer, plugin, repo_root};
+
+use crate::support::{Scryer, plugin, repo_root};
 
 const PORTFOLIO: &str = "scryer-portfolio";
 const LEGACY: &str = "scryer-fixture-v0-1-echo";

@@ -1,13 +1,11 @@
 //! The whole path, for real: the `scryer` binary over stdio, rmcp's client, a turso
 //! database file, the embedded router components, and a small fixture workspace.
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-mod support;
-
-use daemon_support::DaemonEnv;
 use serde_json::{Value, json};
-use support::{Scryer, fixture_workspace};
+
+use crate::support;
+use crate::support::daemon::DaemonEnv;
+use crate::support::{Scryer, fixture_workspace};
 
 #[tokio::test]
 async fn tools_list_is_the_union_of_the_routers_with_annotations() {

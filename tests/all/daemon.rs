@@ -5,19 +5,16 @@
 // Roots are deprecated in rmcp (SEP-2577), yet clients in use send them.
 #![allow(deprecated)]
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-mod support;
-
 use std::time::Duration;
 
-use daemon_support::DaemonEnv;
 use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, ListRootsResult, Root};
 use rmcp::service::{RequestContext, RoleClient};
 use serde_json::{Value, json};
-use support::fixture_workspace;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::support::daemon::DaemonEnv;
+use crate::support::fixture_workspace;
 
 /// A fixture workspace whose lib.rs also defines `marker`.
 fn workspace_with(marker: &str) -> tempfile::TempDir {

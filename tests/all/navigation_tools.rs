@@ -3,10 +3,9 @@
 //! (`tests/fixtures/workspace`, crate `demo`). Every line number below was read off the
 //! fixture's files.
 
-mod support;
-
 use serde_json::{Value, json};
-use support::{Scryer, fixture_workspace};
+
+use crate::support::{Scryer, fixture_workspace};
 
 async fn indexed() -> (tempfile::TempDir, Scryer) {
     let ws = fixture_workspace();

@@ -8,16 +8,13 @@
 //! (the project and a directory beside it are compared file by file afterwards).
 //! A second test deletes a project from one session while another reads it.
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-mod support;
-
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
-use support::{Scryer, copy_dir, repo_root};
+
+use crate::support::{Scryer, copy_dir, repo_root};
 
 /// One generated call: the tool, its arguments, and what the error must name.
 struct Case {

@@ -4,13 +4,10 @@
 //! (`usage_offset`, ADR 0024). A name with thousands of definitions (`fmt`) gets a
 //! window sized by them (ADR 0029).
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-mod support;
-
-use daemon_support::DaemonEnv;
 use serde_json::{Value, json};
-use support::{Scryer, fixture_workspace};
+
+use crate::support::daemon::DaemonEnv;
+use crate::support::{Scryer, fixture_workspace};
 
 /// Files, each with one `T<k>` and its `new`, and functions calling `new` on two types.
 const FILES: usize = 250;

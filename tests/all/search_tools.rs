@@ -3,13 +3,12 @@
 //! fixture workspace and on a temporary project that locks one crate from the local
 //! cargo registry.
 
-mod support;
-
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Scryer, fixture_workspace};
+
+use crate::support::{Scryer, fixture_workspace};
 
 fn names(v: &Value) -> Vec<String> {
     v["hits"]

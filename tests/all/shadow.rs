@@ -7,24 +7,22 @@
 //! The plugins are one `scryer plugin new` project, built as is (serving) and again
 //! counting words case-sensitively (the candidate).
 
-#[path = "support/plugin_build.rs"]
-mod plugin_build;
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use plugin_build::{build_plugin, edit, new_plugin};
 use serde_json::json;
-use support::{Scryer, plugin, plugin_ok};
+
+use crate::support;
+use crate::support::plugin_build::{build_plugin, edit, new_plugin};
+use crate::support::{Scryer, plugin, plugin_ok};
 
 /// The serving build and the candidate's bytes, built once per test binary.
 fn builds() -> &'static (Vec<u8>, Vec<u8>) {
     static BUILT: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let _lock = plugin_build::lock_template_dir("shadow-fixture");
-        let dir = plugin_build::template_target_dir().join("shadow-fixture");
+        let _lock = support::plugin_build::lock_template_dir("shadow-fixture");
+        let dir = support::plugin_build::template_target_dir().join("shadow-fixture");
         let _ = std::fs::remove_dir_all(&dir);
         let project = new_plugin("wordy", &dir.join("wordy"));
         let serving = build_plugin(&project, "wordy", &dir.join("v1/wordy.wasm"));

@@ -2,13 +2,12 @@
 //! profile, how big it is, how arguments are coerced, which mistakes are refused with a
 //! message, and what usage telemetry keeps.
 
-mod support;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Scryer, fixture_component, fixture_workspace, plugin_ok, scryer_bin};
+
+use crate::support::{Scryer, fixture_component, fixture_workspace, plugin_ok, scryer_bin};
 
 const ALL_TOOLS: [&str; 19] = [
     "calculate_blast_radius",

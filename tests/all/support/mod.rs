@@ -3,6 +3,10 @@
 
 #![allow(dead_code)]
 
+pub mod daemon;
+pub mod http;
+pub mod plugin_build;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

@@ -11,17 +11,15 @@
 //! (default 19) choose the moments; a failure names the seed and the moment.
 //! Damaged files are the second test: truncated, zeroed in the middle, a newer schema.
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-mod support;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use daemon_support::DaemonEnv;
 use serde_json::json;
+
+use crate::support;
+use crate::support::daemon::DaemonEnv;
 
 const MODULES: usize = 300;
 const CALLS: usize = 20;

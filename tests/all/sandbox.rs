@@ -9,14 +9,12 @@
 //! tools, a 10 MB description), with `$ref`, invalid JSON or a built-in's tool name,
 //! or one that traps, refused at load naming why (docs/learnings/reliability.md).
 
-#[path = "support/daemon.rs"]
-mod daemon_support;
-mod support;
-
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Scryer, fixture_component, scryer_bin, shared_compile_cache};
+
+use crate::support;
+use crate::support::{Scryer, fixture_component, scryer_bin, shared_compile_cache};
 
 async fn hostile() -> Scryer {
     let wasm = fixture_component("scryer-fixture-hostile");
@@ -231,7 +229,7 @@ async fn memory_kept_in_a_global_does_not_outlive_the_call() {
 /// CPU deadline (5 s by default), the other session connects, lists and is answered.
 #[tokio::test]
 async fn another_session_is_served_while_a_router_spins() {
-    let env = daemon_support::DaemonEnv::new();
+    let env = support::daemon::DaemonEnv::new();
     let cfg = env.state.path().join("config");
     let wasm = fixture_component("scryer-fixture-hostile");
     support::plugin_ok(&cfg, &["add", wasm.to_str().unwrap(), "--grant", "tokens"]);

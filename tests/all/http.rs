@@ -2,13 +2,10 @@
 //! and Host checks, a whole session (initialize, tools/list, tools/call), two sessions
 //! that keep their own active project, and stdio sessions served by the same process.
 
-#[path = "support/http.rs"]
-mod http_support;
-mod support;
-
-use http_support::{HttpServer, post};
 use serde_json::{Value, json};
-use support::fixture_workspace;
+
+use crate::support::fixture_workspace;
+use crate::support::http::{HttpServer, post};
 
 #[test]
 fn requests_without_the_token_or_naming_another_host_are_refused() {

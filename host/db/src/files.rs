@@ -1,0 +1,700 @@
+//! Source files (`source_file`) and the rows stored for each (`symbol`, `ref_site`,
+//! `edge`): reading a project's files, writing one index run's files in one transaction
+//! (rows numbered within their file, see [`file_rows`]), and a project's counts.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use turso::{Connection, Value};
+
+use crate::{
+    Db, EdgeRow, RefRow, SymbolRow, col, file_rows, in_transaction, int, is_call_site_edge,
+    opt_text, row_diff, text,
+};
+
+/// A source file as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileRow {
+    pub id: i64,
+    pub path: String,
+    pub content_hash: String,
+    pub size: i64,
+    pub language: String,
+    pub parse_errors: bool,
+    pub line_count: i64,
+}
+
+/// Everything written for one file in one index run.
+#[derive(Clone, Debug)]
+pub struct FileWrite {
+    pub path: String,
+    pub content_hash: String,
+    pub size: i64,
+    pub language: String,
+    pub parse_errors: bool,
+    pub line_count: i64,
+    pub symbols: Vec<SymbolRow>,
+    pub references: Vec<RefRow>,
+    /// The file's edges. Those at call sites ([`is_call_site_edge`]) are left out when
+    /// written: they are read from `references` ([`edges`](crate::edges) module docs).
+    pub edges: Vec<EdgeRow>,
+}
+
+/// Counts for one project.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    pub files: u32,
+    pub parse_failures: u32,
+    pub symbols: u32,
+    pub references: u32,
+}
+
+/// Rows inserted per statement: one multi-row `INSERT` costs far less than as many
+/// single-row ones (measured on a 5,300-line file's 2,700 references).
+const ROWS_PER_INSERT: usize = 64;
+
+/// Buffers rows of one table and inserts them `ROWS_PER_INSERT` at a time, with one
+/// prepared statement for full batches and a one-off one for the rest.
+struct RowInserter {
+    /// `INSERT INTO t (a, b) VALUES ` (the placeholders are appended).
+    head: String,
+    columns: usize,
+    pending: Vec<Value>,
+    full: Option<turso::Statement>,
+}
+
+impl RowInserter {
+    /// Inserts into `table`: `id, project_id, file_id`, then its data columns.
+    fn new(table: &row_diff::RowTable) -> Self {
+        let columns = table.columns.split(',').count() + 3;
+        RowInserter {
+            head: format!(
+                "INSERT INTO {} (id, project_id, file_id, {}) VALUES ",
+                table.name, table.columns
+            ),
+            columns,
+            pending: Vec::with_capacity(columns * ROWS_PER_INSERT),
+            full: None,
+        }
+    }
+
+    fn sql(&self, rows: usize) -> String {
+        let row = format!("({})", vec!["?"; self.columns].join(", "));
+        format!("{}{}", self.head, vec![row; rows].join(", "))
+    }
+
+    /// Queues one row of `file_id`, numbered by `ids` (`data`: the columns after
+    /// `project_id, file_id`).
+    async fn push(
+        &mut self,
+        conn: &Connection,
+        project_id: i64,
+        file_id: i64,
+        ids: &mut file_rows::RowIds,
+        data: Vec<Value>,
+    ) -> Result<()> {
+        debug_assert_eq!(data.len() + 3, self.columns);
+        self.pending.push(Value::Integer(ids.take()?));
+        self.pending.push(Value::Integer(project_id));
+        self.pending.push(Value::Integer(file_id));
+        self.pending.extend(data);
+        if self.pending.len() == self.columns * ROWS_PER_INSERT {
+            if self.full.is_none() {
+                self.full = Some(conn.prepare(&self.sql(ROWS_PER_INSERT)).await?);
+            }
+            let batch = std::mem::take(&mut self.pending);
+            if let Some(stmt) = self.full.as_mut() {
+                stmt.execute(batch).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self, conn: &Connection) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let rows = self.pending.len() / self.columns;
+        let batch = std::mem::take(&mut self.pending);
+        conn.execute(&self.sql(rows), batch).await?;
+        Ok(())
+    }
+}
+
+const FILE_COLUMNS: &str = "id, path, content_hash, size, language, parse_errors, line_count";
+
+fn file_from(row: &turso::Row) -> Result<FileRow> {
+    Ok(FileRow {
+        id: int(col(row, 0)?).unwrap_or_default(),
+        path: text(col(row, 1)?).unwrap_or_default(),
+        content_hash: text(col(row, 2)?).unwrap_or_default(),
+        size: int(col(row, 3)?).unwrap_or_default(),
+        language: text(col(row, 4)?).unwrap_or_default(),
+        parse_errors: int(col(row, 5)?).unwrap_or(0) != 0,
+        line_count: int(col(row, 6)?).unwrap_or_default(),
+    })
+}
+
+impl Db {
+    /// Every indexed file of a project, by relative path.
+    pub async fn files(&self, project_id: i64) -> Result<HashMap<String, FileRow>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                format!("SELECT {FILE_COLUMNS} FROM source_file WHERE project_id = ?1"),
+                (project_id,),
+            )
+            .await?;
+        let mut out = HashMap::new();
+        while let Some(row) = rows.next().await? {
+            let f = file_from(&row)?;
+            out.insert(f.path.clone(), f);
+        }
+        Ok(out)
+    }
+
+    pub async fn file(&self, project_id: i64, path: &str) -> Result<Option<FileRow>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                format!(
+                    "SELECT {FILE_COLUMNS} FROM source_file WHERE project_id = ?1 AND path = ?2"
+                ),
+                (project_id, path),
+            )
+            .await?;
+        match rows.next().await? {
+            Some(row) => Ok(Some(file_from(&row)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Replaces the stored index of each file in `writes` and removes the files in
+    /// `removed`, all in one transaction.
+    pub async fn write_files(
+        &self,
+        project_id: i64,
+        writes: &[FileWrite],
+        removed: &[String],
+    ) -> Result<()> {
+        let conn = self.connect().await?;
+        in_transaction(&conn, async |conn| {
+            Self::write_files_in(conn, project_id, writes, removed).await
+        })
+        .await
+    }
+
+    async fn write_files_in(
+        conn: &Connection,
+        project_id: i64,
+        writes: &[FileWrite],
+        removed: &[String],
+    ) -> Result<()> {
+        let mut find = conn
+            .prepare("SELECT id FROM source_file WHERE project_id = ?1 AND path = ?2")
+            .await?;
+        let mut del_rows = Vec::new();
+        for table in row_diff::FILE_ROW_TABLES {
+            del_rows.push(
+                conn.prepare(&format!(
+                    "DELETE FROM {} WHERE {}",
+                    table.name,
+                    file_rows::in_file("id")
+                ))
+                .await?,
+            );
+        }
+        let mut del_file = conn
+            .prepare("DELETE FROM source_file WHERE id = ?1")
+            .await?;
+        let mut ins_file = conn
+            .prepare(
+                "INSERT INTO source_file (project_id, path, content_hash, size, language, parse_errors, line_count) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .await?;
+        let mut upd_file = conn
+            .prepare(
+                "UPDATE source_file SET content_hash = ?1, size = ?2, language = ?3, parse_errors = ?4, \
+                 line_count = ?5 WHERE id = ?6",
+            )
+            .await?;
+        let mut ins_sym = RowInserter::new(&row_diff::SYMBOL_ROWS);
+        let mut ins_ref = RowInserter::new(&row_diff::REF_ROWS);
+        let mut ins_edge = RowInserter::new(&row_diff::EDGE_ROWS);
+        let mut stored: HashMap<&str, i64> = HashMap::new();
+        let paths = writes
+            .iter()
+            .map(|w| (w.path.as_str(), false))
+            .chain(removed.iter().map(|p| (p.as_str(), true)));
+        for (path, gone) in paths {
+            let mut rows = find.query((project_id, path)).await?;
+            let existing = match rows.next().await? {
+                Some(row) => int(col(&row, 0)?),
+                None => None,
+            };
+            drop(rows);
+            find.reset()?;
+            match existing {
+                Some(id) if gone => {
+                    let range = file_rows::range(id)?;
+                    for del in &mut del_rows {
+                        del.execute(range).await?;
+                    }
+                    del_file.execute((id,)).await?;
+                }
+                Some(id) => {
+                    stored.insert(path, id);
+                }
+                None => {}
+            }
+        }
+        for w in writes {
+            let previous = stored.get(w.path.as_str()).copied();
+            let file_id = match previous {
+                Some(id) => {
+                    upd_file
+                        .execute((
+                            w.content_hash.as_str(),
+                            w.size,
+                            w.language.as_str(),
+                            i64::from(w.parse_errors),
+                            w.line_count,
+                            id,
+                        ))
+                        .await?;
+                    id
+                }
+                None => {
+                    ins_file
+                        .execute((
+                            project_id,
+                            w.path.as_str(),
+                            w.content_hash.as_str(),
+                            w.size,
+                            w.language.as_str(),
+                            i64::from(w.parse_errors),
+                            w.line_count,
+                        ))
+                        .await?;
+                    conn.last_insert_rowid()
+                }
+            };
+            let mut symbols: Vec<Vec<Value>> = w
+                .symbols
+                .iter()
+                .map(|s| {
+                    vec![
+                        Value::Text(s.name.clone()),
+                        Value::Text(s.kind.clone()),
+                        Value::Text(s.qualified_name.clone()),
+                        opt_text(s.owner.clone()),
+                        Value::Text(s.signature.clone()),
+                        opt_text(s.docstring.clone()),
+                        Value::Integer(i64::from(s.start_line)),
+                        Value::Integer(i64::from(s.end_line)),
+                        Value::Integer(i64::from(s.name_line)),
+                        Value::Integer(i64::from(s.name_column)),
+                    ]
+                })
+                .collect();
+            let mut references: Vec<Vec<Value>> = w
+                .references
+                .iter()
+                .map(|r| {
+                    vec![
+                        Value::Text(r.name.clone()),
+                        Value::Text(r.kind.clone()),
+                        Value::Integer(i64::from(r.line)),
+                        Value::Integer(i64::from(r.column)),
+                        opt_text(r.qualifier.clone()),
+                        Value::Text(r.enclosing_symbol.clone()),
+                    ]
+                })
+                .collect();
+            let mut edges: Vec<Vec<Value>> = w
+                .edges
+                .iter()
+                .filter(|e| !is_call_site_edge(&e.site_kind))
+                .map(|e| {
+                    vec![
+                        Value::Text(e.kind.clone()),
+                        Value::Text(e.from_symbol.clone()),
+                        Value::Text(e.to_name.clone()),
+                        opt_text(e.to_qualifier.clone()),
+                        Value::Text(e.site_kind.clone()),
+                        Value::Integer(i64::from(e.line)),
+                        Value::Integer(i64::from(e.column)),
+                    ]
+                })
+                .collect();
+            let next = match previous {
+                Some(id) => {
+                    row_diff::reconcile_file(conn, id, &mut symbols, &mut references, &mut edges)
+                        .await?
+                }
+                None => Default::default(),
+            };
+            for (ins, rows, next) in [
+                (&mut ins_sym, symbols, next.symbol),
+                (&mut ins_ref, references, next.reference),
+                (&mut ins_edge, edges, next.edge),
+            ] {
+                let mut ids = file_rows::RowIds::after(file_id, next)?;
+                for row in rows {
+                    ins.push(conn, project_id, file_id, &mut ids, row).await?;
+                }
+            }
+        }
+        ins_sym.flush(conn).await?;
+        ins_ref.flush(conn).await?;
+        ins_edge.flush(conn).await?;
+        Ok(())
+    }
+
+    /// Every file of a project: id → relative path.
+    pub async fn file_paths(&self, project_id: i64) -> Result<HashMap<i64, String>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                "SELECT id, path FROM source_file WHERE project_id = ?1",
+                (project_id,),
+            )
+            .await?;
+        let mut out = HashMap::new();
+        while let Some(row) = rows.next().await? {
+            out.insert(
+                int(col(&row, 0)?).unwrap_or(0),
+                text(col(&row, 1)?).unwrap_or_default(),
+            );
+        }
+        Ok(out)
+    }
+
+    pub async fn facts(&self, project_id: i64) -> Result<Facts> {
+        let conn = self.reader().await?;
+        let count = |sql: &'static str| {
+            let conn = conn.clone();
+            async move {
+                let mut rows = conn.query(sql, (project_id,)).await?;
+                let n = match rows.next().await? {
+                    Some(row) => int(col(&row, 0)?).unwrap_or(0),
+                    None => 0,
+                };
+                anyhow::Ok(n as u32)
+            }
+        };
+        Ok(Facts {
+            files: count("SELECT COUNT(*) FROM source_file WHERE project_id = ?1").await?,
+            parse_failures: count(
+                "SELECT COUNT(*) FROM source_file WHERE project_id = ?1 AND parse_errors != 0",
+            )
+            .await?,
+            symbols: count("SELECT COUNT(*) FROM symbol WHERE project_id = ?1").await?,
+            references: count("SELECT COUNT(*) FROM ref_site WHERE project_id = ?1").await?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rows::*;
+
+    #[tokio::test]
+    async fn a_files_rows_stay_in_its_id_range_through_edits_rewrites_and_removal() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db.register_project("/work/a", Some("a")).await.unwrap();
+        let refs = |names: &[&str]| -> Vec<RefRow> {
+            (1..)
+                .zip(names)
+                .map(|(line, n)| reference(n, line))
+                .collect()
+        };
+        let in_range = |rows: &[(i64, i64)]| {
+            rows.iter().all(|&(id, file)| {
+                let (start, end) = file_rows::range(file).unwrap();
+                (start..end).contains(&id)
+            })
+        };
+        let edges = |line: u32| {
+            vec![EdgeRow {
+                kind: "calls".into(),
+                from_symbol: "demo::main".into(),
+                to_name: "go".into(),
+                to_qualifier: None,
+                site_kind: "call".into(),
+                line,
+                column: 5,
+                file_path: String::new(),
+            }]
+        };
+        let mut a = write(
+            "src/a.rs",
+            "a1",
+            vec![sym("main", 1)],
+            refs(&["x", "y", "z"]),
+        );
+        a.edges = edges(2);
+        let b = write("src/b.rs", "b1", vec![sym("b", 1)], refs(&["x"]));
+        db.write_files(p.id, &[a, b], &[]).await.unwrap();
+        for table in ["symbol", "ref_site", "edge"] {
+            assert!(in_range(&row_ids(&db, table).await), "{table}");
+        }
+        let before = row_ids(&db, "ref_site").await;
+        assert_eq!(before.len(), 4);
+
+        // An edit keeps the unchanged rows (same ids) and numbers the new one past them.
+        let mut a = write(
+            "src/a.rs",
+            "a2",
+            vec![sym("main", 1)],
+            refs(&["x", "y", "z", "w"]),
+        );
+        a.edges = edges(2);
+        db.write_files(p.id, &[a], &[]).await.unwrap();
+        let after = row_ids(&db, "ref_site").await;
+        assert!(in_range(&after));
+        assert_eq!(after.len(), 5);
+        assert!(
+            before.iter().all(|r| after.contains(r)),
+            "kept rows kept their ids"
+        );
+        let a_file = before[0].1;
+        let newest = after.iter().filter(|r| r.1 == a_file).map(|r| r.0).max();
+        assert_eq!(newest, Some(file_rows::range(a_file).unwrap().0 + 3));
+
+        // A rewrite replaces them all; the outline reads the file's range only.
+        let a = write("src/a.rs", "a3", vec![sym("other", 4)], refs(&["q", "r"]));
+        db.write_files(p.id, &[a], &[]).await.unwrap();
+        assert!(in_range(&row_ids(&db, "ref_site").await));
+        let names = |rows: Vec<SymbolRow>| rows.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        let outline = db.file_symbols(p.id, "src/a.rs").await.unwrap().unwrap();
+        assert_eq!(names(outline), ["other"]);
+        let outline = db.file_symbols(p.id, "src/b.rs").await.unwrap().unwrap();
+        assert_eq!(names(outline), ["b"]);
+
+        // Removing a file removes its rows and nobody else's.
+        db.write_files(p.id, &[], &["src/a.rs".into()])
+            .await
+            .unwrap();
+        for table in ["symbol", "ref_site", "edge"] {
+            let left = row_ids(&db, table).await;
+            assert!(left.iter().all(|r| r.1 != a_file), "{table}: {left:?}");
+        }
+        assert_eq!(row_ids(&db, "ref_site").await.len(), 1);
+        assert_eq!(row_ids(&db, "symbol").await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn by_file_statements_read_a_range_of_row_ids_not_the_whole_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let conn = db.connect().await.unwrap();
+        for table in row_diff::FILE_ROW_TABLES {
+            let name = table.name;
+            for sql in [
+                format!("SELECT id FROM {name} WHERE {}", file_rows::in_file("id")),
+                format!(
+                    "SELECT s.id FROM {name} s JOIN source_file f ON f.id = s.file_id WHERE {}",
+                    file_rows::in_file("s.id")
+                ),
+                format!("DELETE FROM {name} WHERE {}", file_rows::in_file("id")),
+                format!(
+                    "UPDATE {name} SET file_id = file_id + 1 WHERE {}",
+                    file_rows::in_file("id")
+                ),
+            ] {
+                // The program seeks to the range's start and stops at its end; a whole
+                // table read would start with `Rewind` instead.
+                let mut rows = conn
+                    .query(&format!("EXPLAIN {sql}"), (1_i64, 2_i64))
+                    .await
+                    .unwrap();
+                let mut ops = Vec::new();
+                while let Some(row) = rows.next().await.unwrap() {
+                    if let Ok(Value::Text(op)) = row.get_value(1) {
+                        ops.push(op);
+                    }
+                }
+                assert!(
+                    ops.iter().any(|o| o == "SeekGE") && !ops.iter().any(|o| o == "Rewind"),
+                    "{sql}: {ops:?}"
+                );
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_round_trips_and_rewriting_replaces_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db
+            .register_project("/work/demo", Some("demo"))
+            .await
+            .unwrap();
+        assert_eq!(p.slug, "demo");
+        assert!(!p.index_complete);
+        db.write_files(
+            p.id,
+            &[write(
+                "src/lib.rs",
+                "h1",
+                vec![sym("alpha", 1), sym("beta", 5)],
+                vec![reference("alpha", 9)],
+            )],
+            &[],
+        )
+        .await
+        .unwrap();
+        let got = db.symbols_by_name(p.id, "alpha").await.unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].file_path, "src/lib.rs");
+        assert_eq!(got[0].qualified_name, "demo::alpha");
+        let refs = db.references_to_name(p.id, "alpha").await.unwrap();
+        assert_eq!(
+            (refs[0].line, refs[0].column, refs[0].file_path.as_str()),
+            (9, 5, "src/lib.rs")
+        );
+
+        // Re-index the file with different content: old rows go, new rows stay.
+        db.write_files(
+            p.id,
+            &[write("src/lib.rs", "h2", vec![sym("gamma", 1)], vec![])],
+            &[],
+        )
+        .await
+        .unwrap();
+        assert!(db.symbols_by_name(p.id, "alpha").await.unwrap().is_empty());
+        assert!(
+            db.references_to_name(p.id, "alpha")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let files = db.files(p.id).await.unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files["src/lib.rs"].content_hash, "h2");
+        assert_eq!(
+            db.facts(p.id).await.unwrap(),
+            Facts {
+                files: 1,
+                parse_failures: 0,
+                symbols: 1,
+                references: 0
+            }
+        );
+
+        db.write_files(p.id, &[], &["src/lib.rs".into()])
+            .await
+            .unwrap();
+        assert_eq!(db.facts(p.id).await.unwrap(), Facts::default());
+    }
+
+    /// (id, line) of `path`'s references, by line.
+    async fn ref_ids(db: &Db, path: &str) -> Vec<(i64, i64)> {
+        let sql = "SELECT r.id, r.line FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+                   WHERE f.path = ?1 ORDER BY r.line, r.id";
+        int_pairs(db, sql, (path,)).await
+    }
+
+    #[tokio::test]
+    async fn a_rewrite_keeps_unchanged_rows_and_replaces_only_the_difference() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db
+            .register_project("/work/demo", Some("demo"))
+            .await
+            .unwrap();
+        let refs = |lines: &[u32]| lines.iter().map(|&l| reference("a", l)).collect();
+        // Twins on line 3 (the same name twice), one use on 7, three further down.
+        let file = |hash, lines: &[u32]| write("src/lib.rs", hash, vec![sym("a", 1)], refs(lines));
+        db.write_files(p.id, &[file("h1", &[3, 3, 7, 20, 21, 22])], &[])
+            .await
+            .unwrap();
+        // Another file written later holds the highest row ids, so a row inserted again
+        // gets a new id instead of reusing a freed one.
+        let other = write("src/other.rs", "o", vec![], refs(&[1]));
+        db.write_files(p.id, &[other], &[]).await.unwrap();
+        let before = ref_ids(&db, "src/lib.rs").await;
+
+        // One twin goes, 7 moves to 8, 9 is new; 20-22 stay.
+        db.write_files(p.id, &[file("h2", &[3, 8, 9, 20, 21, 22])], &[])
+            .await
+            .unwrap();
+        let after = ref_ids(&db, "src/lib.rs").await;
+        let lines: Vec<i64> = after.iter().map(|(_, l)| *l).collect();
+        assert_eq!(lines, [3, 8, 9, 20, 21, 22]);
+        // Unchanged rows kept their ids; changed ones are new.
+        assert!(before.contains(&after[0]), "{before:?} -> {after:?}");
+        assert_eq!(after[3..], before[3..]);
+        assert!(!before.iter().any(|(id, _)| *id == after[1].0));
+        assert_eq!(db.references_to_name(p.id, "a").await.unwrap().len(), 7);
+        assert_eq!(
+            db.files(p.id).await.unwrap()["src/lib.rs"].content_hash,
+            "h2"
+        );
+        assert_eq!(db.symbols_by_name(p.id, "a").await.unwrap().len(), 1);
+
+        // Every line moved (a line added at the top): the rows are shifted in place,
+        // keeping their ids, none stale.
+        db.write_files(p.id, &[file("h3", &[4, 9, 10, 21, 22, 23])], &[])
+            .await
+            .unwrap();
+        let moved = ref_ids(&db, "src/lib.rs").await;
+        let lines: Vec<i64> = moved.iter().map(|(_, l)| *l).collect();
+        assert_eq!(lines, [4, 9, 10, 21, 22, 23]);
+        let ids = |rows: &[(i64, i64)]| rows.iter().map(|r| r.0).collect::<Vec<_>>();
+        assert_eq!(ids(&moved), ids(&after));
+        assert_eq!(db.references_to_name(p.id, "a").await.unwrap().len(), 7);
+    }
+
+    #[tokio::test]
+    async fn lines_inserted_inside_a_symbol_move_its_end_and_the_rows_below() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+        let p = db.register_project("/work/demo", None).await.unwrap();
+        let outer = |end| SymbolRow {
+            end_line: end,
+            ..sym("outer", 1)
+        };
+        let refs = |lines: &[(&str, u32)]| lines.iter().map(|&(n, l)| reference(n, l)).collect();
+        let before = write(
+            "src/lib.rs",
+            "h1",
+            vec![outer(10), sym("below", 12)],
+            refs(&[("b", 2), ("c", 5), ("d", 8), ("e", 13)]),
+        );
+        db.write_files(p.id, &[before], &[]).await.unwrap();
+        let ids_before = ref_ids(&db, "src/lib.rs").await;
+        // Two lines inserted after line 5, one of them a new use of `x`.
+        let after = write(
+            "src/lib.rs",
+            "h2",
+            vec![outer(12), sym("below", 14)],
+            refs(&[("b", 2), ("c", 5), ("x", 6), ("d", 10), ("e", 15)]),
+        );
+        db.write_files(p.id, &[after], &[]).await.unwrap();
+
+        let spans = |name: &'static str| {
+            let db = db.clone();
+            async move {
+                let s = &db.symbols_by_name(p.id, name).await.unwrap()[0];
+                (s.start_line, s.end_line, s.name_line)
+            }
+        };
+        assert_eq!(spans("outer").await, (1, 12, 1));
+        assert_eq!(spans("below").await, (14, 16, 14));
+        let ids_after = ref_ids(&db, "src/lib.rs").await;
+        let lines: Vec<i64> = ids_after.iter().map(|r| r.1).collect();
+        assert_eq!(lines, [2, 5, 6, 10, 15]);
+        // Only the new use is a new row; the others were shifted where they stand.
+        let ids = |rows: &[(i64, i64)]| rows.iter().map(|r| r.0).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&ids_before),
+            ids(&[&ids_after[..2], &ids_after[3..]].concat())
+        );
+        assert!(!ids_before.iter().any(|r| r.0 == ids_after[2].0));
+    }
+}
