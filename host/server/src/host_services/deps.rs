@@ -1,5 +1,5 @@
 //! The `dependencies` interface: crates the call's project locks, indexed once into the
-//! shared dependency index ([`crate::deps`] keeps it current).
+//! shared dependency index ([`crate::indexing::deps`] keeps it current).
 
 use std::path::Path;
 
@@ -177,7 +177,7 @@ impl HostImpl {
     /// What the call's project locks, after re-reading its `Cargo.lock` if it changed.
     fn locked_dependencies(&self, scope: &CallScope) -> Result<Vec<DependencyIndex>, CallError> {
         let p = self.project(scope)?;
-        self.block(crate::deps::ensure_current(
+        self.block(crate::indexing::deps::ensure_current(
             &self.core.projects,
             p.id,
             Path::new(&p.root),

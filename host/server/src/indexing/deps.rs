@@ -20,7 +20,7 @@ use anyhow::Result;
 use scryer_db::{ProjectRow, RowOrder};
 use scryer_engine::deps;
 
-use crate::projects::ProjectManager;
+use crate::indexing::projects::ProjectManager;
 
 /// How long a call trusts the last look at a project's `Cargo.lock`.
 pub(crate) const RECHECK: Duration = Duration::from_secs(2);
@@ -373,7 +373,13 @@ async fn keep_search_index(
     let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
         projects.search().keep_dependency(&indexed, |b| {
-            crate::search_cache::fill_from(&handle, projects.db(), id, RowOrder::AsRead, b)
+            crate::indexing::search_cache::fill_from(
+                &handle,
+                projects.db(),
+                id,
+                RowOrder::AsRead,
+                b,
+            )
         })
     })
     .await??;
@@ -507,7 +513,8 @@ mod tests {
         settled(&projects).await;
         let foo = projects.db().dependency_indexes(p.id).await.unwrap()[0].clone();
         let id = foo.index_project_id.expect("foo is indexed");
-        let kept = crate::search_cache::dependency_dir(&db_path).join(format!("foo-1.2.3-{id}"));
+        let kept =
+            crate::indexing::search_cache::dependency_dir(&db_path).join(format!("foo-1.2.3-{id}"));
         // The search index is built right after the crate's index run.
         let deadline = Instant::now() + Duration::from_secs(30);
         while !kept.join(scryer_search::stored::STAMP_FILE).exists() {
@@ -519,8 +526,9 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         // A later process maps it: its first search builds nothing.
-        let later =
-            crate::search_cache::SearchCache::new(crate::search_cache::dependency_dir(&db_path));
+        let later = crate::indexing::search_cache::SearchCache::new(
+            crate::indexing::search_cache::dependency_dir(&db_path),
+        );
         let index = tokio::task::spawn_blocking(move || {
             later.dependency(&foo, |_| panic!("the kept index is not built again"))
         })

@@ -21,7 +21,7 @@ use scryer_engine::precise::scip_read::{LOCAL, ROLE_IMPORT, ROLE_WRITE, symbol_n
 use scryer_engine::precise::{PreciseLanguage, PreciseMode};
 
 use super::PreciseService;
-use crate::projects::ProjectManager;
+use crate::indexing::projects::ProjectManager;
 
 /// A file whose precise data does not apply.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -45,7 +45,7 @@ pub struct ProjectManager {
     db: Db,
     /// The search indexes built from this database: dependency indexing keeps each
     /// crate's, and calls search them.
-    search: Arc<crate::search_cache::SearchCache>,
+    search: Arc<crate::indexing::search_cache::SearchCache>,
     runs: Mutex<HashMap<i64, Run>>,
     /// One writer per project: index runs and file refreshes take this lock.
     writers: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
@@ -77,7 +77,7 @@ pub struct ProjectManager {
     /// files too large), per project: the facts answers report.
     skipped: std::sync::Mutex<HashMap<i64, Skipped>>,
     /// Precise mode: the SCIP indexers run after index runs and edits (ADR 0018).
-    precise: Arc<crate::precise::PreciseService>,
+    precise: Arc<crate::indexing::precise::PreciseService>,
 }
 
 /// The answer of a registration in flight: `None` until it is known.
@@ -198,8 +198,8 @@ const MAX_CACHED_NAME_VALUES: usize = 200_000;
 
 impl ProjectManager {
     pub fn new(db: Db) -> Arc<ProjectManager> {
-        let search = Arc::new(crate::search_cache::SearchCache::new(
-            crate::search_cache::dependency_dir(db.path()),
+        let search = Arc::new(crate::indexing::search_cache::SearchCache::new(
+            crate::indexing::search_cache::dependency_dir(db.path()),
         ));
         Arc::new(ProjectManager {
             search,
@@ -215,13 +215,13 @@ impl ProjectManager {
             paths: std::sync::Mutex::new(HashMap::new()),
             registering: std::sync::Mutex::new(HashMap::new()),
             skipped: std::sync::Mutex::new(HashMap::new()),
-            precise: crate::precise::PreciseService::new(db.clone()),
+            precise: crate::indexing::precise::PreciseService::new(db.clone()),
             db,
         })
     }
 
     /// The precise service (SCIP data, its runs and its answers).
-    pub fn precise(&self) -> &Arc<crate::precise::PreciseService> {
+    pub fn precise(&self) -> &Arc<crate::indexing::precise::PreciseService> {
         &self.precise
     }
 
@@ -416,7 +416,7 @@ impl ProjectManager {
         let kept = tokio::task::spawn_blocking(move || {
             this.search
                 .keep_workspace(project_id, &row.root, &indexed_at, generation, |b| {
-                    crate::search_cache::fill_from(
+                    crate::indexing::search_cache::fill_from(
                         &handle,
                         &this.db,
                         project_id,
@@ -448,7 +448,7 @@ impl ProjectManager {
         &self.db
     }
 
-    pub(crate) fn search(&self) -> &Arc<crate::search_cache::SearchCache> {
+    pub(crate) fn search(&self) -> &Arc<crate::indexing::search_cache::SearchCache> {
         &self.search
     }
 
@@ -609,7 +609,7 @@ impl ProjectManager {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(project.id, report.skipped.clone());
-                crate::deps::index_locked_crates(&this, &project);
+                crate::indexing::deps::index_locked_crates(&this, &project);
             }
             match &outcome {
                 Ok(r) => tracing::info!(
