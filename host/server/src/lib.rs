@@ -294,7 +294,7 @@ async fn load_in_background(
 /// Start-up work no answer needs at once: the dependency worker and the file watches of
 /// every registered project (each walks its project's directories).
 async fn start_background_work(core: Arc<Core>) {
-    crate::indexing::deps::resume(&core.projects);
+    core.projects.deps().resume();
     let Some(watcher) = core.watcher.clone() else {
         return;
     };
@@ -619,7 +619,7 @@ impl Server {
             w.watch(&project);
         }
         let started = std::time::Instant::now();
-        while !projects::wait_finished(rx.clone(), Duration::from_millis(250)).await {
+        while !indexing::runs::wait_finished(rx.clone(), Duration::from_millis(250)).await {
             if started.elapsed() > Duration::from_secs(24 * 3600) {
                 break;
             }

@@ -531,7 +531,7 @@ impl HostServices for HostImpl {
         if let Some(w) = &self.core.watcher {
             w.watch(&project);
         }
-        self.block(crate::indexing::projects::wait_finished(
+        self.block(crate::indexing::runs::wait_finished(
             finished,
             Duration::from_millis(u64::from(wait_ms)),
         ));

@@ -317,11 +317,12 @@ impl HostImpl {
             SearchScope::Dependencies => {
                 let db = self.core.projects.db();
                 // Like the `dependencies` interface: a changed Cargo.lock is read again first.
-                self.block(crate::indexing::deps::ensure_current(
-                    &self.core.projects,
-                    project.id,
-                    Path::new(&project.root),
-                ))
+                self.block(
+                    self.core
+                        .projects
+                        .deps()
+                        .ensure_current(project.id, Path::new(&project.root)),
+                )
                 .map_err(|e| {
                     CallError::Internal(format!("reading the project's Cargo.lock: {e:#}"))
                 })?;
@@ -646,7 +647,11 @@ mod tests {
                 .await
                 .unwrap();
             // Records what the Cargo.lock names (the sources are in no registry here).
-            crate::indexing::deps::ensure_current(&server.core.projects, app.id, &app_root)
+            server
+                .core
+                .projects
+                .deps()
+                .ensure_current(app.id, &app_root)
                 .await
                 .unwrap();
             let tiny_src = dir.path().join("registry/tiny-dep-1.2.0");
@@ -826,7 +831,7 @@ mod tests {
         let db = server.core.projects.db().clone();
         let project = db.projects().await.unwrap().into_iter().next().unwrap();
         let started = Instant::now();
-        crate::indexing::deps::index_locked_crates(&server.core.projects, &project);
+        server.core.projects.deps().index_locked_crates(&project);
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
             let pending = db.pending_dependencies(Some(project.id)).await.unwrap();

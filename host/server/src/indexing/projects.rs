@@ -12,6 +12,9 @@ use scryer_db::{Db, EdgeRow, Facts, ProjectRow, RefRow, SymbolRow};
 use scryer_engine::indexer::{self, FileStamp, IndexReport, Progress, RefreshReport, Skipped};
 use tokio::sync::{Mutex, watch};
 
+use crate::indexing::deps::DependencyWorker;
+use crate::indexing::runs::{Run, Runs};
+
 /// A project's index state, as tools report it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IndexState {
@@ -36,17 +39,15 @@ impl IndexState {
     }
 }
 
-struct Run {
-    progress: Arc<Progress>,
-    finished: watch::Receiver<bool>,
-}
-
 pub struct ProjectManager {
     db: Db,
     /// The search indexes built from this database: dependency indexing keeps each
     /// crate's, and calls search them.
     search: Arc<crate::indexing::search_cache::SearchCache>,
-    runs: Mutex<HashMap<i64, Run>>,
+    /// The index runs going on (shared with the dependency worker, which gives way to them).
+    runs: Arc<Runs>,
+    /// The dependency worker: crates the projects lock, indexed in the background.
+    deps: Arc<DependencyWorker>,
     /// One writer per project: index runs and file refreshes take this lock.
     writers: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
     /// Bumped whenever a project's stored index changes (a run ends, a refresh wrote), so
@@ -201,9 +202,12 @@ impl ProjectManager {
         let search = Arc::new(crate::indexing::search_cache::SearchCache::new(
             crate::indexing::search_cache::dependency_dir(db.path()),
         ));
+        let runs = Arc::new(Runs::default());
+        let deps = DependencyWorker::new(db.clone(), search.clone(), runs.clone());
         Arc::new(ProjectManager {
             search,
-            runs: Mutex::new(HashMap::new()),
+            runs,
+            deps,
             writers: Mutex::new(HashMap::new()),
             generations: std::sync::Mutex::new(HashMap::new()),
             facts: std::sync::Mutex::new(HashMap::new()),
@@ -448,6 +452,11 @@ impl ProjectManager {
         &self.db
     }
 
+    /// The dependency worker of this database.
+    pub(crate) fn deps(&self) -> &Arc<DependencyWorker> {
+        &self.deps
+    }
+
     pub(crate) fn search(&self) -> &Arc<crate::indexing::search_cache::SearchCache> {
         &self.search
     }
@@ -609,7 +618,7 @@ impl ProjectManager {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(project.id, report.skipped.clone());
-                crate::indexing::deps::index_locked_crates(&this, &project);
+                this.deps.index_locked_crates(&project);
             }
             match &outcome {
                 Ok(r) => tracing::info!(
@@ -707,14 +716,7 @@ impl ProjectManager {
     /// Waits until the project's running index run (if any) ends, at most `limit`.
     /// Returns whether no run is active afterwards.
     pub async fn wait_idle(&self, project_id: i64, limit: Duration) -> bool {
-        let rx = {
-            let runs = self.runs.lock().await;
-            match runs.get(&project_id) {
-                Some(run) => run.finished.clone(),
-                None => return true,
-            }
-        };
-        wait_finished(rx, limit).await
+        self.runs.wait_idle(project_id, limit).await
     }
 
     /// The state of a project, combining the stored row with any run in progress.
@@ -772,15 +774,6 @@ async fn answer_of(mut rx: Registered) -> Result<ProjectRow, String> {
         Ok(answer) => answer.clone().expect("waited for an answer"),
         Err(_) => Err("the registration of this project was abandoned; call again".into()),
     }
-}
-
-pub async fn wait_finished(mut rx: watch::Receiver<bool>, limit: Duration) -> bool {
-    if *rx.borrow() {
-        return true;
-    }
-    tokio::time::timeout(limit, rx.wait_for(|done| *done))
-        .await
-        .is_ok()
 }
 
 #[cfg(test)]
