@@ -24,7 +24,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{Notify, watch};
 
-use crate::contract::{AlwaysLoad, Profile};
+use crate::call::contract::{AlwaysLoad, Profile};
 use crate::{Format, Server, SessionOptions};
 
 /// Version of the handshake; a daemon refuses any other.
@@ -130,7 +130,7 @@ pub fn canonical_db(db: &Path) -> PathBuf {
     } else {
         std::env::current_dir().unwrap_or_default().join(db)
     };
-    let abs = crate::paths::normalize(&joined).unwrap_or(joined);
+    let abs = crate::call::paths::normalize(&joined).unwrap_or(joined);
     match (abs.parent(), abs.file_name()) {
         (Some(dir), Some(name)) => std::fs::canonicalize(dir)
             .map(|d| d.join(name))
@@ -340,7 +340,7 @@ pub struct Reply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed: Option<IndexReply>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub imported: Option<crate::precise::ImportReply>,
+    pub imported: Option<crate::indexing::precise::ImportReply>,
 }
 
 impl Reply {
@@ -635,7 +635,7 @@ where
 pub async fn run_with_http<F>(
     paths: RunPaths,
     idle: Option<Duration>,
-    http: Option<(tokio::net::TcpListener, crate::http::HttpConfig)>,
+    http: Option<(tokio::net::TcpListener, crate::transport::http::HttpConfig)>,
     start: F,
 ) -> Result<Exit>
 where
@@ -670,9 +670,9 @@ where
             http_url = Some(format!(
                 "http://{}{}",
                 listener.local_addr()?,
-                crate::http::MCP_PATH
+                crate::transport::http::MCP_PATH
             ));
-            Some(tokio::spawn(crate::http::serve(
+            Some(tokio::spawn(crate::transport::http::serve(
                 server.clone(),
                 listener,
                 config,
@@ -876,7 +876,7 @@ async fn usage(server: &Server, hello: &Hello) -> Result<UsageReply> {
     };
     let since_at = hello
         .since_ms
-        .map(|ms| crate::telemetry::now_ms() - ms.max(0));
+        .map(|ms| crate::call::telemetry::now_ms() - ms.max(0));
     let rows = db
         .tool_usage(project.as_ref().map(|p| p.id), since_at)
         .await?;
@@ -956,7 +956,7 @@ async fn session(
     if write_json_line(&mut w, &reply).await.is_ok() {
         // Malformed lines are answered before rmcp sees them; the rest keep their order.
         let handler = server.mcp_session(id);
-        let (reader, w) = crate::wire::guarded(reader, w);
+        let (reader, w) = crate::transport::wire::guarded(reader, w);
         let reader = handler.ordered(reader);
         match handler.serve((reader, w)).await {
             Ok(running) => {

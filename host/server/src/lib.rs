@@ -4,34 +4,34 @@
 //! MCP (rmcp) → session → project resolution → budget → runtime.call(router) → last-word budget → MCP
 //! ```
 //!
-//! Architecture invariant: `mcp.rs` is the only module that speaks the MCP protocol
-//! types; `dispatch.rs` decides what a call means and formats nothing itself (routers
-//! render their answers).
+//! Architecture invariant: `transport/mcp.rs` is the only module that speaks the MCP
+//! protocol types; `call/dispatch.rs` decides what a call means and formats nothing
+//! itself (routers render their answers).
+//!
+//! The code is in folders by job:
+//!
+//! - `transport/`: how sessions reach the server (the MCP handler, HTTP, line checks,
+//!   receipt order).
+//! - `call/`: one tool call's pipeline (project resolution, contract, paths, budget,
+//!   windows, telemetry).
+//! - `plugins/`: which plugins are loaded and answer which tools; profiles, shadow runs,
+//!   hot swap.
+//! - `indexing/`: projects and their index runs, dependency crates, file watching, the
+//!   search indexes, precise data.
+//! - `host_services/`: the host side of the WIT imports, one file per interface.
+//! - `daemon.rs`: the process that owns a database and serves sessions on its socket.
+//! - this file: [`Server`] and [`Core`], the state everything above shares.
 
-mod budget;
-pub mod contract;
+mod call;
 pub mod daemon;
-mod deps;
-mod dispatch;
 mod host_services;
-pub mod http;
-mod instructions;
-mod mcp;
-pub mod order;
-mod paths;
-mod plugin_watch;
-pub mod precise;
-mod profiles;
-mod projects;
-mod registry;
-mod search_cache;
-mod session;
-mod shadow;
-pub mod telemetry;
-pub mod tokens;
-mod watcher;
-mod windowed;
-pub mod wire;
+mod indexing;
+mod plugins;
+mod transport;
+
+pub use call::{contract, telemetry, tokens};
+pub use indexing::precise;
+pub use transport::{http, order, wire};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -43,12 +43,15 @@ use anyhow::{Context, Result};
 use scryer_db::Db;
 use scryer_runtime::{CompileCache, Grants, Limits, Runtime};
 
-pub use dispatch::CallOutcome;
-pub use mcp::McpSession;
-pub use plugin_watch::{ServingPlugin, ServingReport};
-pub use projects::IndexState;
-pub use registry::{Origin, PluginStatus, Registry, ShadowStatus, Status};
-pub use shadow::{ShadowReport, ShadowTool};
+use indexing::{projects, search_cache, watcher};
+use plugins::{plugin_watch, profiles, shadow};
+
+pub use call::dispatch::CallOutcome;
+pub use indexing::projects::IndexState;
+pub use plugins::plugin_watch::{ServingPlugin, ServingReport};
+pub use plugins::registry::{Origin, PluginStatus, Registry, ShadowStatus, Status};
+pub use plugins::shadow::{ShadowReport, ShadowTool};
+pub use transport::mcp::McpSession;
 
 /// Output format of answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -291,7 +294,7 @@ async fn load_in_background(
 /// Start-up work no answer needs at once: the dependency worker and the file watches of
 /// every registered project (each walks its project's directories).
 async fn start_background_work(core: Arc<Core>) {
-    crate::deps::resume(&core.projects);
+    core.projects.deps().resume();
     let Some(watcher) = core.watcher.clone() else {
         return;
     };
@@ -616,7 +619,7 @@ impl Server {
             w.watch(&project);
         }
         let started = std::time::Instant::now();
-        while !projects::wait_finished(rx.clone(), Duration::from_millis(250)).await {
+        while !indexing::runs::wait_finished(rx.clone(), Duration::from_millis(250)).await {
             if started.elapsed() > Duration::from_secs(24 * 3600) {
                 break;
             }

@@ -6,7 +6,7 @@ use scryer_runtime::CallScope;
 use scryer_runtime::wit::{CallError, ProjectStatus, ToolUsage};
 
 use super::{HostImpl, internal};
-use crate::projects::IndexState;
+use crate::indexing::projects::IndexState;
 
 impl HostImpl {
     /// `projects.index-gaps`: what a project's index runs left out, as the note an
@@ -74,7 +74,8 @@ impl HostImpl {
             Some(sel) => Some(self.selected(sel)?.id),
             None => None,
         };
-        let since_ms = since_hours.map(|h| crate::telemetry::now_ms() - i64::from(h) * 3_600_000);
+        let since_ms =
+            since_hours.map(|h| crate::call::telemetry::now_ms() - i64::from(h) * 3_600_000);
         // The same aggregation `scryer report` prints, so the two never disagree.
         let usage = self
             .block(self.core.projects.db().tool_usage(project_id, since_ms))

@@ -13,7 +13,7 @@ use scryer_runtime::CallScope;
 use scryer_runtime::wit::{CallError, Project, ProjectEntry, TextMatch, TextMatches};
 
 use super::{HostImpl, clip, internal};
-use crate::paths::project_relative;
+use crate::call::paths::project_relative;
 
 /// Most bytes one `read-text` returns.
 const MAX_READ_BYTES: u32 = 64 * 1024;

@@ -14,7 +14,7 @@ use scryer_runtime::wit::{CallError, IndexFacts, Level, ProjectStatus, Reference
 use scryer_runtime::{CallScope, HostServices};
 
 use crate::Core;
-use crate::paths::project_relative;
+use crate::call::paths::project_relative;
 use scryer_engine::safe_fs::{Refused, Root};
 
 mod admin;
@@ -26,7 +26,7 @@ mod graph;
 mod precise;
 mod search;
 
-use crate::projects::IndexState;
+use crate::indexing::projects::IndexState;
 use scryer_runtime::wit::{
     DecisionRow, DependencySymbol, Document, Edge, LockedCrate, SearchPage, SearchScope, ToolUsage,
 };
@@ -469,7 +469,7 @@ impl HostServices for HostImpl {
     }
 
     fn count_tokens(&self, text: &str) -> u32 {
-        crate::tokens::count(text)
+        crate::call::tokens::count(text)
     }
 
     fn log(&self, scope: &CallScope, level: Level, message: &str) {
@@ -531,7 +531,7 @@ impl HostServices for HostImpl {
         if let Some(w) = &self.core.watcher {
             w.watch(&project);
         }
-        self.block(crate::projects::wait_finished(
+        self.block(crate::indexing::runs::wait_finished(
             finished,
             Duration::from_millis(u64::from(wait_ms)),
         ));

@@ -1,6 +1,6 @@
 //! WIT 0.4's precise imports: `index.precise-usages`, `index.precise-link`,
 //! `index.precise-definitions-at`, `index.precise-unresolved` and `projects.precise-status`, over
-//! [`crate::precise`]. A missing or failing indexer never fails a call: the answer is
+//! [`crate::indexing::precise`]. A missing or failing indexer never fails a call: the answer is
 //! `heuristic` and says why.
 
 use scryer_db::ProjectRow;
@@ -11,8 +11,8 @@ use scryer_runtime::wit::{
 };
 
 use super::{HostImpl, internal, symbol};
-use crate::paths::project_relative;
-use crate::precise::{LangState, answers};
+use crate::call::paths::project_relative;
+use crate::indexing::precise::{LangState, answers};
 
 impl HostImpl {
     /// The call's project row and `raw` as a path relative to its root.

@@ -1,6 +1,6 @@
 //! The `search` interface: BM25 over the call's project (or the crates it locks).
 //!
-//! Indexes live in [`crate::search_cache`]: the project's is rebuilt after its index
+//! Indexes live in [`crate::indexing::search_cache`]: the project's is rebuilt after its index
 //! changes, each dependency crate's is kept on disk, built once per crate index run
 //! (usually by the dependency worker, ADR 0014). A dependency search runs over the
 //! indexes of the locked crates together and merges them by score. Hits carry symbol
@@ -19,7 +19,7 @@ use scryer_search::{SearchError, SymbolIndex, SymbolIndexBuilder, normalize_crat
 
 use super::{HostImpl, internal, symbol};
 use crate::Core;
-use crate::search_cache::fill_from;
+use crate::indexing::search_cache::fill_from;
 
 /// Most hits one call returns. Routers page far below this; it keeps a careless call
 /// from copying a whole corpus through the component boundary.
@@ -317,11 +317,12 @@ impl HostImpl {
             SearchScope::Dependencies => {
                 let db = self.core.projects.db();
                 // Like the `dependencies` interface: a changed Cargo.lock is read again first.
-                self.block(crate::deps::ensure_current(
-                    &self.core.projects,
-                    project.id,
-                    Path::new(&project.root),
-                ))
+                self.block(
+                    self.core
+                        .projects
+                        .deps()
+                        .ensure_current(project.id, Path::new(&project.root)),
+                )
                 .map_err(|e| {
                     CallError::Internal(format!("reading the project's Cargo.lock: {e:#}"))
                 })?;
@@ -646,7 +647,11 @@ mod tests {
                 .await
                 .unwrap();
             // Records what the Cargo.lock names (the sources are in no registry here).
-            crate::deps::ensure_current(&server.core.projects, app.id, &app_root)
+            server
+                .core
+                .projects
+                .deps()
+                .ensure_current(app.id, &app_root)
                 .await
                 .unwrap();
             let tiny_src = dir.path().join("registry/tiny-dep-1.2.0");
@@ -783,7 +788,7 @@ mod tests {
                  source = \"registry+https://github.com/rust-lang/crates.io-index\"\n",
             )
             .unwrap();
-            tokio::time::sleep(crate::deps::RECHECK).await;
+            tokio::time::sleep(crate::indexing::deps::RECHECK).await;
             search(&host, &scope(&app), "x", SearchScope::Dependencies, None)
                 .await
                 .unwrap();
@@ -826,7 +831,7 @@ mod tests {
         let db = server.core.projects.db().clone();
         let project = db.projects().await.unwrap().into_iter().next().unwrap();
         let started = Instant::now();
-        crate::deps::index_locked_crates(&server.core.projects, &project);
+        server.core.projects.deps().index_locked_crates(&project);
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
             let pending = db.pending_dependencies(Some(project.id)).await.unwrap();

@@ -1,7 +1,7 @@
 //! The in-memory search indexes behind the `search` interface.
 //!
 //! - one per project, tagged with the project's index generation
-//!   ([`crate::projects::ProjectManager::generation`]) and rebuilt lazily by the first
+//!   ([`crate::indexing::projects::ProjectManager::generation`]) and rebuilt lazily by the first
 //!   search after an index run or a refresh moved it;
 //! - one per dependency crate index (keyed by the project row holding it), built once and
 //!   kept on disk beside the database ([`dependency_dir`]): a crate version's sources never

@@ -22,7 +22,7 @@ use scryer_engine::precise::{PreciseLanguage, PreciseMode};
 
 use super::PreciseService;
 use super::symbols::Symbols;
-use crate::projects::ProjectManager;
+use crate::indexing::projects::ProjectManager;
 
 /// A file whose precise data does not apply.
 #[derive(Clone, Debug, PartialEq, Eq)]

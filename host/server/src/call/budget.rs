@@ -5,7 +5,7 @@
 //! the last line (or, in one-line JSON, the last comma) that fits and says so, and what
 //! it keeps claims no `complete` (ADR 0027).
 
-use crate::tokens;
+use crate::call::tokens;
 
 /// The answer within `budget` tokens, cut and marked if it was over. Returns the text,
 /// whether it was cut, and its token count when it was counted whole (within budget).

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use scryer_db::ProjectRow;
 use serde_json::{Map, Value};
 
-use crate::paths::{normalize, project_relative};
+use crate::call::paths::{normalize, project_relative};
 use crate::{Server, SessionState, unknown_project};
 
 /// Whether `dir` holds a file that makes it a project root worth indexing unasked: a

@@ -31,7 +31,7 @@ pub const HOST_PARAMS: &[&str] = &[
     "no_truncate",
     "project",
     "format",
-    crate::windowed::USAGE_OFFSET,
+    crate::call::windowed::USAGE_OFFSET,
 ];
 
 /// Which tools a session lists (`scryer serve --tools`).

@@ -8,7 +8,7 @@
 //! 2. `Authorization: Bearer <token>` must carry the server's token, else 401;
 //!
 //! then a POSTed message that is not valid JSON-RPC is answered with its JSON-RPC error
-//! (HTTP 400, `crate::wire::check`) before rmcp sees it.
+//! (HTTP 400, `crate::transport::wire::check`) before rmcp sees it.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -126,13 +126,13 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
 /// to hand on, or the JSON-RPC error to answer with.
 async fn checked_body(req: Request<Incoming>) -> Result<Request<Full<Bytes>>, Response<Body>> {
     let (parts, body) = req.into_parts();
-    let limit = crate::wire::MAX_MESSAGE_BYTES as usize;
+    let limit = crate::transport::wire::MAX_MESSAGE_BYTES as usize;
     let bytes = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes(),
-        Err(_) => return Err(json_error(crate::wire::too_long())),
+        Err(_) => return Err(json_error(crate::transport::wire::too_long())),
     };
-    match crate::wire::check(&bytes) {
-        crate::wire::Verdict::Answer(line) => Err(json_error(line)),
+    match crate::transport::wire::check(&bytes) {
+        crate::transport::wire::Verdict::Answer(line) => Err(json_error(line)),
         _ => Ok(Request::from_parts(parts, Full::new(bytes))),
     }
 }

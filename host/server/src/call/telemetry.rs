@@ -84,7 +84,7 @@ async fn write_rows(db: Db, mut rows: mpsc::Receiver<PendingRow>) {
         batch.extend(pending.drain(..).map(|p| {
             let mut row = p.row;
             if let Some(text) = p.count_text {
-                row.response_tokens = crate::tokens::count(&text);
+                row.response_tokens = crate::call::tokens::count(&text);
             }
             row
         }));

@@ -14,7 +14,7 @@ pub const USAGE_OFFSET: &str = "usage_offset";
 /// The window a call runs with: about the bare name its `symbol` ends in, from
 /// `usage_offset` (default 0).
 pub fn for_call(args: &Map<String, Value>) -> Result<UsageWindow, String> {
-    let offset = crate::dispatch::host_int(args, USAGE_OFFSET, 0, i64::from(u32::MAX))?;
+    let offset = crate::call::dispatch::host_int(args, USAGE_OFFSET, 0, i64::from(u32::MAX))?;
     let root = match args.get("symbol") {
         Some(Value::String(s)) => bare_name(s),
         _ => None,

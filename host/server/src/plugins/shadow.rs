@@ -222,7 +222,7 @@ impl Server {
             scope.plugin = candidate.name().into();
             scope.memo = Default::default();
             scope.window = Arc::new(
-                crate::windowed::for_call(
+                crate::call::windowed::for_call(
                     &serde_json::from_str(&live.arguments).unwrap_or_default(),
                 )
                 .unwrap_or_default(),
@@ -334,7 +334,7 @@ impl ShadowReport {
                     .strip_suffix(".json")?
                     .parse()
                     .ok()?;
-                crate::plugin_watch::alive(pid).then_some(e.path())
+                crate::plugins::plugin_watch::alive(pid).then_some(e.path())
             })
             .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
             .collect();

@@ -14,8 +14,8 @@ use scryer_runtime::installed::PluginHome;
 use scryer_runtime::policy::Policy;
 use scryer_runtime::profiles::{CORE_PLUGINS, Profiles, TierFilter};
 
-use crate::contract::Profile;
-use crate::registry::Registry;
+use crate::call::contract::Profile;
+use crate::plugins::registry::Registry;
 use crate::{PluginSource, Server};
 
 /// Which plugins the live profiles need: every one, or these names (an installed
@@ -258,7 +258,12 @@ impl Server {
             let loads: Vec<_> = missing
                 .iter()
                 .filter_map(|&i| slots[i].source.take())
-                .map(|source| tokio::spawn(crate::registry::load_one(self.runtime.clone(), source)))
+                .map(|source| {
+                    tokio::spawn(crate::plugins::registry::load_one(
+                        self.runtime.clone(),
+                        source,
+                    ))
+                })
                 .collect();
             for (&i, load) in missing.iter().zip(loads) {
                 let plugin = load.await.context("loading a plugin")??;
@@ -287,7 +292,7 @@ impl Server {
         // Newly wanted installed plugins load, and the serving report says what is
         // loaded now.
         if self.live.want(wanted) || !missing.is_empty() {
-            crate::plugin_watch::load_newly_wanted(self);
+            crate::plugins::plugin_watch::load_newly_wanted(self);
         }
         Ok(())
     }

@@ -12,6 +12,9 @@ use scryer_db::{Db, EdgeRow, Facts, ProjectRow, RefRow, SymbolRow};
 use scryer_engine::indexer::{self, FileStamp, IndexReport, Progress, RefreshReport, Skipped};
 use tokio::sync::{Mutex, watch};
 
+use crate::indexing::deps::DependencyWorker;
+use crate::indexing::runs::{Run, Runs};
+
 /// A project's index state, as tools report it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IndexState {
@@ -36,17 +39,15 @@ impl IndexState {
     }
 }
 
-struct Run {
-    progress: Arc<Progress>,
-    finished: watch::Receiver<bool>,
-}
-
 pub struct ProjectManager {
     db: Db,
     /// The search indexes built from this database: dependency indexing keeps each
     /// crate's, and calls search them.
-    search: Arc<crate::search_cache::SearchCache>,
-    runs: Mutex<HashMap<i64, Run>>,
+    search: Arc<crate::indexing::search_cache::SearchCache>,
+    /// The index runs going on (shared with the dependency worker, which gives way to them).
+    runs: Arc<Runs>,
+    /// The dependency worker: crates the projects lock, indexed in the background.
+    deps: Arc<DependencyWorker>,
     /// One writer per project: index runs and file refreshes take this lock.
     writers: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
     /// Bumped whenever a project's stored index changes (a run ends, a refresh wrote), so
@@ -77,7 +78,7 @@ pub struct ProjectManager {
     /// files too large), per project: the facts answers report.
     skipped: std::sync::Mutex<HashMap<i64, Skipped>>,
     /// Precise mode: the SCIP indexers run after index runs and edits (ADR 0018).
-    precise: Arc<crate::precise::PreciseService>,
+    precise: Arc<crate::indexing::precise::PreciseService>,
 }
 
 /// The answer of a registration in flight: `None` until it is known.
@@ -198,12 +199,15 @@ const MAX_CACHED_NAME_VALUES: usize = 200_000;
 
 impl ProjectManager {
     pub fn new(db: Db) -> Arc<ProjectManager> {
-        let search = Arc::new(crate::search_cache::SearchCache::new(
-            crate::search_cache::dependency_dir(db.path()),
+        let search = Arc::new(crate::indexing::search_cache::SearchCache::new(
+            crate::indexing::search_cache::dependency_dir(db.path()),
         ));
+        let runs = Arc::new(Runs::default());
+        let deps = DependencyWorker::new(db.clone(), search.clone(), runs.clone());
         Arc::new(ProjectManager {
             search,
-            runs: Mutex::new(HashMap::new()),
+            runs,
+            deps,
             writers: Mutex::new(HashMap::new()),
             generations: std::sync::Mutex::new(HashMap::new()),
             facts: std::sync::Mutex::new(HashMap::new()),
@@ -215,13 +219,13 @@ impl ProjectManager {
             paths: std::sync::Mutex::new(HashMap::new()),
             registering: std::sync::Mutex::new(HashMap::new()),
             skipped: std::sync::Mutex::new(HashMap::new()),
-            precise: crate::precise::PreciseService::new(db.clone()),
+            precise: crate::indexing::precise::PreciseService::new(db.clone()),
             db,
         })
     }
 
     /// The precise service (SCIP data, its runs and its answers).
-    pub fn precise(&self) -> &Arc<crate::precise::PreciseService> {
+    pub fn precise(&self) -> &Arc<crate::indexing::precise::PreciseService> {
         &self.precise
     }
 
@@ -416,7 +420,7 @@ impl ProjectManager {
         let kept = tokio::task::spawn_blocking(move || {
             this.search
                 .keep_workspace(project_id, &row.root, &indexed_at, generation, |b| {
-                    crate::search_cache::fill_from(
+                    crate::indexing::search_cache::fill_from(
                         &handle,
                         &this.db,
                         project_id,
@@ -448,7 +452,12 @@ impl ProjectManager {
         &self.db
     }
 
-    pub(crate) fn search(&self) -> &Arc<crate::search_cache::SearchCache> {
+    /// The dependency worker of this database.
+    pub(crate) fn deps(&self) -> &Arc<DependencyWorker> {
+        &self.deps
+    }
+
+    pub(crate) fn search(&self) -> &Arc<crate::indexing::search_cache::SearchCache> {
         &self.search
     }
 
@@ -609,7 +618,7 @@ impl ProjectManager {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(project.id, report.skipped.clone());
-                crate::deps::index_locked_crates(&this, &project);
+                this.deps.index_locked_crates(&project);
             }
             match &outcome {
                 Ok(r) => tracing::info!(
@@ -707,14 +716,7 @@ impl ProjectManager {
     /// Waits until the project's running index run (if any) ends, at most `limit`.
     /// Returns whether no run is active afterwards.
     pub async fn wait_idle(&self, project_id: i64, limit: Duration) -> bool {
-        let rx = {
-            let runs = self.runs.lock().await;
-            match runs.get(&project_id) {
-                Some(run) => run.finished.clone(),
-                None => return true,
-            }
-        };
-        wait_finished(rx, limit).await
+        self.runs.wait_idle(project_id, limit).await
     }
 
     /// The state of a project, combining the stored row with any run in progress.
@@ -772,15 +774,6 @@ async fn answer_of(mut rx: Registered) -> Result<ProjectRow, String> {
         Ok(answer) => answer.clone().expect("waited for an answer"),
         Err(_) => Err("the registration of this project was abandoned; call again".into()),
     }
-}
-
-pub async fn wait_finished(mut rx: watch::Receiver<bool>, limit: Duration) -> bool {
-    if *rx.borrow() {
-        return true;
-    }
-    tokio::time::timeout(limit, rx.wait_for(|done| *done))
-        .await
-        .is_ok()
 }
 
 #[cfg(test)]

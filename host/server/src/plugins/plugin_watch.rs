@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
 use crate::Server;
-use crate::profiles::Wanted;
-use crate::registry::{Origin, Registry, Status};
+use crate::plugins::profiles::Wanted;
+use crate::plugins::registry::{Origin, Registry, Status};
 
 /// Events must stop for this long before plugins are reloaded: `scryer plugin add`
 /// writes the policy, then renames the bytes, and a copy by hand writes in chunks.
@@ -364,7 +364,7 @@ fn describe_changes(old: &Registry, new: &Registry) -> Vec<String> {
     changes
 }
 
-fn serving_state(s: &crate::registry::PluginStatus) -> String {
+fn serving_state(s: &crate::plugins::registry::PluginStatus) -> String {
     let version = s
         .plugin
         .as_ref()

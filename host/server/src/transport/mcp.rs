@@ -16,8 +16,8 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 
 use tokio::sync::watch;
 
-use crate::contract::publish_schema;
-use crate::instructions::{ARRIVING, server_instructions};
+use crate::call::contract::publish_schema;
+use crate::call::instructions::{ARRIVING, server_instructions};
 use crate::{Registry, Server, SessionOptions};
 
 /// One MCP session's handler.
@@ -33,9 +33,9 @@ pub struct McpSession {
     alive: Arc<watch::Sender<()>>,
     /// Closes the session with the last clone of the handler (HTTP sessions, which end
     /// when rmcp drops their handler).
-    _lease: Option<Arc<crate::http::SessionLease>>,
+    _lease: Option<Arc<crate::transport::http::SessionLease>>,
     /// The receipt order of this session's calls (filled by [`McpSession::ordered`]).
-    order: Arc<crate::order::SessionOrder>,
+    order: Arc<crate::transport::order::SessionOrder>,
 }
 
 /// How long a call waits for the client to answer `roots/list`.
@@ -125,9 +125,9 @@ impl McpSession {
 
     /// `reader` (the session's incoming bytes), numbering its calls on the way so a
     /// call waits for project changes received before it (`order.rs`).
-    pub fn ordered<R>(&self, reader: R) -> crate::order::Tap<R> {
+    pub fn ordered<R>(&self, reader: R) -> crate::transport::order::Tap<R> {
         let server = self.server.clone();
-        crate::order::Tap::new(
+        crate::transport::order::Tap::new(
             reader,
             self.order.clone(),
             Box::new(move |tool| {
@@ -144,7 +144,10 @@ impl McpSession {
     }
 
     /// This handler, closing its session when its last clone is dropped.
-    pub(crate) fn with_lease(mut self, lease: Arc<crate::http::SessionLease>) -> McpSession {
+    pub(crate) fn with_lease(
+        mut self,
+        lease: Arc<crate::transport::http::SessionLease>,
+    ) -> McpSession {
         self._lease = Some(lease);
         self
     }
@@ -171,7 +174,7 @@ impl McpSession {
                 let roots: Vec<_> = listed
                     .roots
                     .iter()
-                    .filter_map(|r| crate::session::root_uri_path(&r.uri))
+                    .filter_map(|r| crate::call::session::root_uri_path(&r.uri))
                     .collect();
                 tracing::debug!(session = self.session, roots = ?roots, "client roots");
                 self.server
@@ -248,7 +251,7 @@ impl ServerHandler for McpSession {
         let _ticket = self
             .order
             .begin(
-                &crate::order::request_id_key(&context.id),
+                &crate::transport::order::request_id_key(&context.id),
                 self.server.core.first_query_wait,
             )
             .await;

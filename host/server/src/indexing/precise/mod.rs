@@ -349,7 +349,7 @@ pub struct ImportReply {
 /// `scryer precise import`: the project is `selector` (slug, id or root path), else the
 /// registered project whose root holds `cwd`; `index` is a SCIP file.
 pub async fn import_index(
-    projects: &crate::projects::ProjectManager,
+    projects: &crate::indexing::projects::ProjectManager,
     selector: Option<&str>,
     cwd: Option<&std::path::Path>,
     index: &std::path::Path,

@@ -18,7 +18,7 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use scryer_db::ProjectRow;
 use tokio::sync::mpsc;
 
-use crate::projects::ProjectManager;
+use crate::indexing::projects::ProjectManager;
 
 /// More changed files than this in one quiet period: re-index the project instead.
 pub const BURST_FILES: usize = 32;

@@ -591,7 +591,7 @@ fn parse_schemas(p: &Plugin) -> Result<Vec<serde_json::Value>, String> {
                     t.name
                 )
             })?;
-            let problems = crate::contract::portability_violations(&schema);
+            let problems = crate::call::contract::portability_violations(&schema);
             if !problems.is_empty() {
                 return Err(format!(
                     "plugin `{}` publishes tool `{}` with a schema strict clients reject: {}; \

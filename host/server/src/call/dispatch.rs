@@ -13,8 +13,9 @@ use scryer_runtime::wit::{
 use scryer_runtime::{CallFailure, CallScope};
 use serde_json::{Map, Value};
 
-use crate::projects::IndexState;
-use crate::{Format, Server, budget};
+use crate::call::budget;
+use crate::indexing::projects::IndexState;
+use crate::{Format, Server};
 
 /// What telemetry learns while a call is answered.
 #[derive(Default)]
@@ -112,8 +113,8 @@ impl Server {
             && self.registry.tool(name).is_some()
         {
             let row = scryer_db::ToolCallRow {
-                at_ms: crate::telemetry::now_ms(),
-                session: crate::telemetry::session_key(session_id),
+                at_ms: crate::call::telemetry::now_ms(),
+                session: crate::call::telemetry::session_key(session_id),
                 project_id: measured.project_id,
                 tool: name.to_string(),
                 response_tokens: measured.response_tokens.unwrap_or(0),
@@ -127,7 +128,7 @@ impl Server {
                 .response_tokens
                 .is_none()
                 .then(|| outcome.text.clone());
-            recorder.record(crate::telemetry::PendingRow { row, count_text });
+            recorder.record(crate::call::telemetry::PendingRow { row, count_text });
         }
         outcome
     }
@@ -147,7 +148,7 @@ impl Server {
             let Ok(Some(raw)) = host_str(args, name) else {
                 continue;
             };
-            let Err(escape) = crate::paths::escape(root, raw) else {
+            let Err(escape) = crate::call::paths::escape(root, raw) else {
                 continue;
             };
             if let Some(to) = &escape.resolved
@@ -218,11 +219,11 @@ impl Server {
         // Notes that say nothing about completeness (arguments the tool does not know).
         let mut remarks = Vec::new();
         if let Some(schema) = self.registry.schema(name) {
-            crate::contract::coerce_arguments(schema, &mut args);
-            let published = crate::contract::publish_schema(traits, schema);
-            let unknown = crate::contract::unknown_arguments(&published, &args);
+            crate::call::contract::coerce_arguments(schema, &mut args);
+            let published = crate::call::contract::publish_schema(traits, schema);
+            let unknown = crate::call::contract::unknown_arguments(&published, &args);
             if !unknown.is_empty() {
-                remarks.push(crate::contract::unknown_arguments_note(
+                remarks.push(crate::call::contract::unknown_arguments_note(
                     name, &published, &unknown,
                 ));
             }
@@ -238,7 +239,7 @@ impl Server {
                 Some(f) if f.eq_ignore_ascii_case("text") => Format::Text,
                 Some(f) => return Err(format!("`format` is {f:?}; accepted: json, text")),
             };
-            let window = crate::windowed::for_call(&args)?;
+            let window = crate::call::windowed::for_call(&args)?;
             Ok((max_tokens, no_truncate, format, window))
         })();
         let (max_tokens, no_truncate, format, window) = match parsed {
@@ -251,7 +252,7 @@ impl Server {
             }
         };
 
-        let writes = crate::contract::needs_named_project(tool).then_some(name);
+        let writes = crate::call::contract::needs_named_project(tool).then_some(name);
         let project = match self
             .session_project(session_id, &session, &mut args, writes)
             .await
@@ -313,7 +314,7 @@ impl Server {
                 max_tokens
                     .map(|n| n as u32)
                     .or(session.options.max_tokens)
-                    .unwrap_or_else(|| crate::contract::default_budget(tool, &args)),
+                    .unwrap_or_else(|| crate::call::contract::default_budget(tool, &args)),
             )
         };
         let context = CallContext {
@@ -344,9 +345,9 @@ impl Server {
         let mut refreshed: Vec<String> = Vec::new();
         if let (true, Some(p)) = (reads_index, &project)
             && let Ok(Some(fp)) = host_str(&args, "file_path")
-            && let Some(rel) = crate::paths::project_relative(Path::new(&p.root), fp)
+            && let Some(rel) = crate::call::paths::project_relative(Path::new(&p.root), fp)
                 .ok()
-                .or_else(|| crate::paths::lexical_relative(Path::new(&p.root), fp))
+                .or_else(|| crate::call::paths::lexical_relative(Path::new(&p.root), fp))
         {
             refreshed.extend(self.refresh(p, vec![rel]).await);
         }
@@ -374,7 +375,7 @@ impl Server {
                 // The index changed under the first run: nothing it computed still holds.
                 scope.memo = Default::default();
                 scope.window = std::sync::Arc::new(
-                    crate::windowed::for_call(
+                    crate::call::windowed::for_call(
                         &serde_json::from_str(&args_json).unwrap_or_default(),
                     )
                     .unwrap_or_default(),
@@ -385,42 +386,45 @@ impl Server {
                     .await;
             }
         }
-        let (mut window_notes, mut next_window) = crate::windowed::notes(&scope.window.cuts());
+        let (mut window_notes, mut next_window) =
+            crate::call::windowed::notes(&scope.window.cuts());
         // The router fitted its answer to the budget without the window's notes: when they
         // would push it over (and the host's cut would lose them), it answers again in
         // less, leaving them room.
         if let (Some(b), Ok(answer)) = (budget, &outcome)
             && !window_notes.is_empty()
-            && crate::tokens::count(&crate::windowed::mark(
+            && crate::call::tokens::count(&crate::call::windowed::mark(
                 answer.body.clone(),
                 &window_notes,
                 next_window,
             )) > b
         {
-            let room = crate::tokens::count(&window_notes.join("\n")) + 40;
+            let room = crate::call::tokens::count(&window_notes.join("\n")) + 40;
             let mut tighter = answer_context.clone();
             tighter.call.budget_tokens = Some(b.saturating_sub(room).max(1));
             scope.window = std::sync::Arc::new(
-                crate::windowed::for_call(&serde_json::from_str(&args_json).unwrap_or_default())
-                    .unwrap_or_default(),
+                crate::call::windowed::for_call(
+                    &serde_json::from_str(&args_json).unwrap_or_default(),
+                )
+                .unwrap_or_default(),
             );
             outcome = self
                 .runtime
                 .call(plugin, scope.clone(), name, &args_json, &tighter)
                 .await;
-            (window_notes, next_window) = crate::windowed::notes(&scope.window.cuts());
+            (window_notes, next_window) = crate::call::windowed::notes(&scope.window.cuts());
         }
         // A candidate shadowing this router runs beside the call, off its answer path.
         if let Some(candidate) = self.registry.shadow_for(name) {
             self.shadow(
                 candidate.clone(),
                 plugin.name().to_string(),
-                crate::shadow::LiveCall {
+                crate::plugins::shadow::LiveCall {
                     tool: name.to_string(),
                     arguments: args_json.clone(),
                     context: answer_context.clone(),
                     scope: scope.clone(),
-                    serving: crate::shadow::served(&outcome),
+                    serving: crate::plugins::shadow::served(&outcome),
                     serving_us: serving_started
                         .elapsed()
                         .as_micros()
@@ -436,7 +440,7 @@ impl Server {
                 let body = if window_notes.is_empty() {
                     answer.body
                 } else {
-                    crate::windowed::mark(answer.body, &window_notes, next_window)
+                    crate::call::windowed::mark(answer.body, &window_notes, next_window)
                 };
                 // An answer its router flags as cut claims no `complete`, whatever its
                 // body says (ADR 0027); one the host cuts neither (`budget::enforce`).
