@@ -306,7 +306,7 @@ async fn this_repository_s_docs_parse() {
     let by_path = s
         .call_json(
             "query_adrs",
-            json!({"path": "host/runtime/src/limits.rs", "limit": 50}),
+            json!({"path": "host/runtime/src/limits.rs", "limit": 50, "max_tokens": 20000}),
         )
         .await;
     // ADR 0001 covers it by `host/runtime/**`; ADRs naming the file itself rank first

@@ -61,7 +61,7 @@ impl HostImpl {
             .map_err(internal)?;
         if u.precision != "heuristic" {
             let inactive = self
-                .unresolved_memo(scope, &project, &rel, start_line, name)?
+                .unresolved_of(&project, &rel, start_line, name)?
                 .inactive_note(name);
             u.note = match (u.note.take(), inactive) {
                 (Some(a), Some(b)) => Some(format!("{a}; {b}")),
@@ -91,7 +91,7 @@ impl HostImpl {
         unread_only: bool,
     ) -> Result<Vec<ReferenceSite>, CallError> {
         let (project, rel) = self.precise_scope(scope, file_path)?;
-        let found = self.unresolved_memo(scope, &project, &rel, start_line, name)?;
+        let found = self.unresolved_of(&project, &rel, start_line, name)?;
         Ok(found
             .sites
             .iter()
@@ -100,12 +100,11 @@ impl HostImpl {
             .collect())
     }
 
-    /// [`answers::unresolved_in`], computed once a call per name and package: routers ask
-    /// for the usages, the whole unresolved list and its unread part, of each of a
-    /// name's definitions.
-    fn unresolved_memo(
+    /// [`answers::unresolved_cached`]: once per name and package until the index or the
+    /// precise data moves (routers ask for the usages, the whole unresolved list and its
+    /// unread part, of each of a name's definitions).
+    fn unresolved_of(
         &self,
-        scope: &CallScope,
         project: &ProjectRow,
         rel: &str,
         start_line: u32,
@@ -120,12 +119,10 @@ impl HostImpl {
         else {
             return Ok(Default::default());
         };
-        // One answer per name and package, whichever of its definitions asks.
-        let key = format!("precise-unresolved\0{}\0{}\0{name}", project.id, at.key());
-        scope.memo.get_or_try(key, || {
-            self.block(answers::unresolved_in(pm, project, &at, name))
-                .map_err(internal)
-        })
+        // One answer per name and package, whichever of its definitions asks, kept until
+        // the index or the precise data moves.
+        self.block(answers::unresolved_cached(pm, project, &at, name))
+            .map_err(internal)
     }
 
     pub(super) fn precise_link_of(

@@ -84,6 +84,27 @@ impl PreciseUsages {
 }
 
 impl PreciseService {
+    /// A kept [`Unresolved`] for `key`, if it was worked out at generations `at`.
+    fn unresolved_memo(&self, key: &(i64, String), at: (u64, u64)) -> Option<Arc<Unresolved>> {
+        let kept = self.unresolved.lock().unwrap_or_else(|p| p.into_inner());
+        kept.get(key)
+            .filter(|(g, _)| *g == at)
+            .map(|(_, u)| u.clone())
+    }
+
+    fn keep_unresolved(&self, key: (i64, String), at: (u64, u64), found: Arc<Unresolved>) {
+        let mut kept = self.unresolved.lock().unwrap_or_else(|p| p.into_inner());
+        // Older generations' answers and, past the bound, everything: a new start is
+        // cheaper than tracking use (each answer is a name's few unresolved sites).
+        if kept.len() >= super::limits::UNRESOLVED_KEPT {
+            kept.retain(|_, (g, _)| *g == at);
+            if kept.len() >= super::limits::UNRESOLVED_KEPT {
+                kept.clear();
+            }
+        }
+        kept.insert(key, (at, found));
+    }
+
     /// The project's freshness at `index_generation`, cached until either generation moves.
     pub async fn freshness(
         &self,
@@ -473,6 +494,26 @@ pub async fn unresolved_scope(
         own: package_of(&symbol).map(str::to_string),
         freshness,
     }))
+}
+
+/// [`unresolved_in`], kept across calls until the index or the precise data changes: a
+/// name's answer costs a read of the precise occurrences in every file that holds it
+/// (tokio's `drop`: 200 ms), and an agent's calls come back to the same names.
+pub async fn unresolved_cached(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    scope: &UnresolvedScope,
+    name: &str,
+) -> Result<Arc<Unresolved>> {
+    let service = pm.precise();
+    let at = (pm.generation(project.id), service.precise_generation());
+    let key = (project.id, format!("{}\0{name}", scope.key()));
+    if let Some(found) = service.unresolved_memo(&key, at) {
+        return Ok(found);
+    }
+    let found = Arc::new(unresolved_in(pm, project, scope, name).await?);
+    service.keep_unresolved(key, at, found.clone());
+    Ok(found)
 }
 
 /// What the precise usages of a definition of `name` in `scope` leave unsettled

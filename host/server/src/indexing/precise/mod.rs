@@ -41,6 +41,10 @@ pub mod limits {
         Duration::from_millis(from_env("SCRYER_PRECISE_SETTLE_MS", 30_000))
     }
 
+    /// Names whose unresolved sites are kept between calls (each a name's few sites;
+    /// the whole set is dropped when the index or the precise data changes).
+    pub const UNRESOLVED_KEPT: usize = 4096;
+
     fn secs_from_env(var: &str, default: u64) -> Duration {
         Duration::from_secs(from_env(var, default))
     }
@@ -102,6 +106,7 @@ pub struct PreciseStatus {
 
 /// A project's freshness and the (index, precise) generations it was computed at.
 type FreshnessAt = ((u64, u64), Arc<Freshness>);
+type UnresolvedAt = ((u64, u64), Arc<answers::Unresolved>);
 
 #[derive(Default)]
 struct ProjectEntry {
@@ -127,6 +132,8 @@ pub struct PreciseService {
     freshness: Mutex<HashMap<i64, FreshnessAt>>,
     /// Each project's interned SCIP symbols, for the family and note patterns.
     symbols: symbols::SymbolCache,
+    /// Each (project, scope and name)'s unresolved sites, at (index, precise) generations.
+    unresolved: Mutex<HashMap<(i64, String), UnresolvedAt>>,
     started: std::sync::Once,
     /// One run or import at a time per daemon.
     run_lock: tokio::sync::Mutex<()>,
@@ -142,6 +149,7 @@ impl PreciseService {
             generation: Default::default(),
             freshness: Mutex::new(HashMap::new()),
             symbols: Default::default(),
+            unresolved: Mutex::new(HashMap::new()),
             started: std::sync::Once::new(),
             run_lock: tokio::sync::Mutex::new(()),
         })
