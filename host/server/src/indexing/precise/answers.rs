@@ -816,3 +816,37 @@ impl<'a> Enricher<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::indexing::precise::limits::UNRESOLVED_KEPT;
+
+    #[tokio::test]
+    async fn kept_unresolved_sites_answer_only_at_their_generations() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = scryer_db::Db::open(&dir.path().join("kept.db"))
+            .await
+            .unwrap();
+        let service = PreciseService::new(db);
+        let key = |n: &str| (1i64, format!("rust\0tokio\0{n}"));
+        let found = Arc::new(Unresolved::default());
+        service.keep_unresolved(key("new"), (1, 0), found.clone());
+        assert!(service.unresolved_memo(&key("new"), (1, 0)).is_some());
+        // An index refresh or a precise run moves a generation: not answered from the kept.
+        assert!(service.unresolved_memo(&key("new"), (2, 0)).is_none());
+        assert!(service.unresolved_memo(&key("new"), (1, 1)).is_none());
+        assert!(service.unresolved_memo(&key("fmt"), (1, 0)).is_none());
+        // At the bound, older generations' answers go first ...
+        for i in 0..UNRESOLVED_KEPT {
+            service.keep_unresolved(key(&format!("n{i}")), (2, 0), found.clone());
+        }
+        let kept = |n: &str| service.unresolved_memo(&key(n), (2, 0)).is_some();
+        assert!(service.unresolved_memo(&key("new"), (1, 0)).is_none());
+        assert!(kept("n0") && kept(&format!("n{}", UNRESOLVED_KEPT - 1)));
+        // ... then, all of one generation, everything: a bound, whatever the names.
+        service.keep_unresolved(key("last"), (2, 0), found);
+        assert!(kept("last") && !kept("n0"));
+        assert_eq!(service.unresolved.lock().unwrap().len(), 1);
+    }
+}
