@@ -247,7 +247,6 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_rows::*;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn concurrent_registrations_of_one_root_make_one_row_and_same_names_get_own_slugs() {
