@@ -389,8 +389,9 @@ impl ProjectManager {
         Ok(files.into_iter().collect())
     }
 
-    /// Whether an index run of the project is writing now.
-    async fn writing(&self, project_id: i64) -> bool {
+    /// Whether an index run is writing the project's rows now: what is read then is not
+    /// kept (the caches here, and the precise answers' kept unresolved sites).
+    pub(crate) async fn writing(&self, project_id: i64) -> bool {
         self.runs
             .lock()
             .await

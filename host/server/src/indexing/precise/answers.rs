@@ -507,12 +507,16 @@ pub async fn unresolved_cached(
 ) -> Result<Arc<Unresolved>> {
     let service = pm.precise();
     let at = (pm.generation(project.id), service.precise_generation());
+    // As the index's own caches: nothing read while a run writes the rows is kept.
+    let writing = pm.writing(project.id).await;
     let key = (project.id, format!("{}\0{name}", scope.key()));
-    if let Some(found) = service.unresolved_memo(&key, at) {
+    if !writing && let Some(found) = service.unresolved_memo(&key, at) {
         return Ok(found);
     }
     let found = Arc::new(unresolved_in(pm, project, scope, name).await?);
-    service.keep_unresolved(key, at, found.clone());
+    if !writing {
+        service.keep_unresolved(key, at, found.clone());
+    }
     Ok(found)
 }
 
