@@ -296,59 +296,106 @@ pub fn distinct_definitions(defs: Vec<Sym>) -> Vec<Sym> {
     out
 }
 
+/// The owners [`build_scope`] looks up around `focus`: those shared by several
+/// definitions, whose importing files are read, and those checked for being traits.
+/// Two foci with the same lookups get the same scope, so a call graph meeting several
+/// definitions of one name builds its scope (and attributes its sites) once.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ScopeLookups {
+    /// Owners shared by several definitions whose `use` sites are read (at most four).
+    pub shared: Vec<String>,
+    /// Owners not known to be traits from the sites, checked by their definitions (at
+    /// most eight).
+    pub unknown: Vec<String>,
+}
+
+impl ScopeLookups {
+    /// The lookups for `focus`; the owners of `focus` come first.
+    pub fn around(defs: &[Sym], focus: &[usize], sites: &[Site]) -> ScopeLookups {
+        let mut owner_count: BTreeMap<&str, usize> = BTreeMap::new();
+        for d in defs {
+            if let Some(o) = d.owner.as_deref() {
+                *owner_count.entry(o).or_default() += 1;
+            }
+        }
+        // A common name (`new`) has many owners, and only a few are worth a look-up.
+        let mut owners: Vec<&str> = focus
+            .iter()
+            .filter_map(|&c| defs[c].owner.as_deref())
+            .collect();
+        owners.extend(owner_count.keys().copied());
+        let mut seen = HashSet::new();
+        owners.retain(|o| seen.insert(*o));
+        let implemented = implemented_traits(sites);
+        // Owners shared by several definitions (types of one name in different modules):
+        // what each file imports under that name tells them apart.
+        let shared = owners
+            .iter()
+            .filter(|o| owner_count.get(*o).copied().unwrap_or(0) > 1)
+            .take(4)
+            .map(|o| o.to_string())
+            .collect();
+        let unknown = owners
+            .iter()
+            .filter(|o| !implemented.contains(**o))
+            .take(8)
+            .map(|o| o.to_string())
+            .collect();
+        ScopeLookups { shared, unknown }
+    }
+
+    /// The same lookups in a canonical order: two foci whose keys are equal get equal
+    /// scopes (a scope's maps and sets do not depend on lookup order).
+    pub fn key(&self) -> (Vec<String>, Vec<String>) {
+        let mut shared = self.shared.clone();
+        shared.sort();
+        let mut unknown = self.unknown.clone();
+        unknown.sort();
+        (shared, unknown)
+    }
+}
+
+/// What an `implements` use names is a trait by construction (`impl Trait for T`).
+fn implemented_traits(sites: &[Site]) -> HashSet<&str> {
+    sites
+        .iter()
+        .filter(|s| s.kind == "implements")
+        .filter_map(|s| s.qualifier.as_deref())
+        .collect()
+}
+
 /// What attribution needs to know beyond the sites: imports of the name (from `sites`,
 /// the name's usages) and of same-named owners, and which owners are traits. The owners
-/// of `focus` (the definitions asked about) are looked up first.
+/// of `focus` (the definitions asked about) are looked up first ([`ScopeLookups`]).
 pub fn build_scope<H: Host + ?Sized>(
     host: &H,
     defs: &[Sym],
     focus: &[usize],
     sites: &[Site],
 ) -> ToolResult<Scope> {
+    scope_from(host, sites, &ScopeLookups::around(defs, focus, sites))
+}
+
+/// [`build_scope`] with its lookups already worked out.
+pub fn scope_from<H: Host + ?Sized>(
+    host: &H,
+    sites: &[Site],
+    lookups: &ScopeLookups,
+) -> ToolResult<Scope> {
     let mut scope = Scope {
         name_imports: resolve::imports_by_file(sites),
         ..Scope::default()
     };
-    let mut owner_count: BTreeMap<&str, usize> = BTreeMap::new();
-    for d in defs {
-        if let Some(o) = d.owner.as_deref() {
-            *owner_count.entry(o).or_default() += 1;
-        }
-    }
-    // A common name (`new`) has many owners, and only a few are worth a look-up.
-    let mut owners: Vec<&str> = focus
-        .iter()
-        .filter_map(|&c| defs[c].owner.as_deref())
-        .collect();
-    // What an `implements` use names is a trait by construction (`impl Trait for T`).
-    scope.trait_owners.extend(
-        sites
-            .iter()
-            .filter(|s| s.kind == "implements")
-            .filter_map(|s| s.qualifier.clone()),
-    );
-    owners.extend(owner_count.keys().copied());
-    let mut seen = HashSet::new();
-    owners.retain(|o| seen.insert(*o));
-    // Owners shared by several definitions (types of one name in different modules):
-    // what each file imports under that name tells them apart.
-    for owner in owners
-        .iter()
-        .filter(|o| owner_count.get(*o).copied().unwrap_or(0) > 1)
-        .take(4)
-    {
+    scope
+        .trait_owners
+        .extend(implemented_traits(sites).into_iter().map(str::to_string));
+    for owner in &lookups.shared {
         let owner_sites = host.references_of_kinds(owner, &["use"])?;
         scope
             .owner_imports
             .insert(owner.to_string(), resolve::imports_by_file(&owner_sites));
     }
-    let unknown: Vec<&str> = owners
-        .iter()
-        .copied()
-        .filter(|o| !scope.trait_owners.contains(*o))
-        .take(8)
-        .collect();
-    for owner in unknown {
+    for owner in &lookups.unknown {
         if host
             .symbols_by_name(owner)?
             .iter()
@@ -487,6 +534,24 @@ impl NameIndex {
         Self::with_sites(host, name, defs, sites, focus)
     }
 
+    /// A name's index from its distinct definitions and usage sites already read, with
+    /// the scope its `lookups` give.
+    pub fn from_parts<H: Host + ?Sized>(
+        host: &H,
+        name: &str,
+        defs: Vec<Sym>,
+        sites: Vec<Site>,
+        lookups: &ScopeLookups,
+    ) -> ToolResult<NameIndex> {
+        let scope = scope_from(host, &sites, lookups)?;
+        Ok(NameIndex {
+            name: name.to_string(),
+            defs,
+            sites,
+            scope,
+        })
+    }
+
     fn with_sites<H: Host + ?Sized>(
         host: &H,
         name: &str,
@@ -605,12 +670,27 @@ impl NameIndex {
         usage_sites: &[Site],
         owner_files: Option<&HashSet<String>>,
     ) -> Usages {
+        let attributions: Vec<Attribution> =
+            usage_sites.iter().map(|s| self.attribute(s)).collect();
+        self.usages_attributed(c, usage_sites, &attributions, owner_files)
+    }
+
+    /// [`usages_with`](Self::usages_with) over sites already attributed
+    /// (`attributions[k]` is [`attribute`](Self::attribute) of `usage_sites[k]`): the
+    /// attribution of a name's sites does not depend on which definition is asked about.
+    pub fn usages_attributed(
+        &self,
+        c: usize,
+        usage_sites: &[Site],
+        attributions: &[Attribution],
+        owner_files: Option<&HashSet<String>>,
+    ) -> Usages {
         let family = self.family(c);
         let mut out = Usages::default();
-        for (k, site) in usage_sites.iter().enumerate() {
-            let tie = match self.attribute(site) {
-                Attribution::Resolved(i, strength) if family.contains(&i) => {
-                    if strength == Strength::NameOnly {
+        for (k, (site, attribution)) in usage_sites.iter().zip(attributions).enumerate() {
+            let tie = match attribution {
+                Attribution::Resolved(i, strength) if family.contains(i) => {
+                    if *strength == Strength::NameOnly {
                         Tie::NameOnly
                     } else {
                         Tie::Exact

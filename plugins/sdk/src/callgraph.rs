@@ -5,11 +5,14 @@
 //! definitions with the same attribution references get (see [`crate::attribution`]),
 //! and caches what it looks up, since a traversal meets the same names again and again.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::ToolResult;
-use crate::attribution::{NameIndex, Tie, edge_site, owner_files};
+use crate::attribution::{
+    NameIndex, ScopeLookups, Tie, distinct_definitions, edge_site, owner_files,
+};
 use crate::host::{Edge, Host, PreciseUsages, Site, Sym};
 use crate::resolve::{Attribution, Strength};
 
@@ -69,16 +72,39 @@ impl Provenance {
 
 pub struct CallGraph<'h, H: Host + ?Sized> {
     host: &'h H,
-    names: HashMap<(String, String), Rc<NameIndex>>,
+    /// A name's distinct definitions and usage sites, as read.
+    read: HashMap<String, Rc<(Vec<Sym>, Vec<Site>)>>,
+    /// Indices around a focus, by name and the lookups their scope took: foci whose
+    /// scopes are equal share one index.
+    focused: HashMap<(String, (Vec<String>, Vec<String>)), Rc<Focused>>,
+    /// Indices for attributing a call's target ([`NameIndex::load_if_defined`]).
+    defined: HashMap<String, Rc<NameIndex>>,
     symbols: HashMap<String, Option<Sym>>,
     owner_files: HashMap<String, Option<Rc<HashSet<String>>>>,
+}
+
+/// A name's index around a focus, with the edges of each kind list attributed once
+/// (a traversal asks about several definitions of a common name: the same edges, the
+/// same scope, the same attributions).
+struct Focused {
+    index: Rc<NameIndex>,
+    attributed: RefCell<HashMap<Vec<String>, Rc<Attributed>>>,
+}
+
+/// The edges of some kinds to a name, as sites, and each site's attribution.
+struct Attributed {
+    edges: Vec<Edge>,
+    sites: Vec<Site>,
+    attributions: Vec<Attribution>,
 }
 
 impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
     pub fn new(host: &'h H) -> Self {
         CallGraph {
             host,
-            names: HashMap::new(),
+            read: HashMap::new(),
+            focused: HashMap::new(),
+            defined: HashMap::new(),
             symbols: HashMap::new(),
             owner_files: HashMap::new(),
         }
@@ -90,16 +116,75 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
 
     /// A name's definitions, sites and scope, built around `focus` (a qualified name).
     pub fn names(&mut self, name: &str, focus: Option<&str>) -> ToolResult<Rc<NameIndex>> {
-        let key = (name.to_string(), focus.unwrap_or("").to_string());
-        if let Some(n) = self.names.get(&key) {
-            return Ok(n.clone());
+        match focus {
+            Some(f) => Ok(self.focused(name, f)?.index.clone()),
+            None => {
+                if let Some(n) = self.defined.get(name) {
+                    return Ok(n.clone());
+                }
+                let n = Rc::new(NameIndex::load_if_defined(self.host, name)?);
+                self.defined.insert(name.to_string(), n.clone());
+                Ok(n)
+            }
         }
-        let n = Rc::new(match focus {
-            Some(f) => NameIndex::load(self.host, name, &[f], false)?,
-            None => NameIndex::load_if_defined(self.host, name)?,
+    }
+
+    /// [`NameIndex::load`] around `focus`, shared with the foci whose scope is the same.
+    fn focused(&mut self, name: &str, focus: &str) -> ToolResult<Rc<Focused>> {
+        let read = match self.read.get(name) {
+            Some(r) => r.clone(),
+            None => {
+                let defs = distinct_definitions(self.host.symbols_by_name(name)?);
+                let sites = self.host.references_to_name(name, false)?;
+                let r = Rc::new((defs, sites));
+                self.read.insert(name.to_string(), r.clone());
+                r
+            }
+        };
+        let (defs, sites) = &*read;
+        let focus: Vec<usize> = (0..defs.len())
+            .filter(|&i| defs[i].qualified_name == focus)
+            .collect();
+        let lookups = ScopeLookups::around(defs, &focus, sites);
+        let key = (name.to_string(), lookups.key());
+        if let Some(f) = self.focused.get(&key) {
+            return Ok(f.clone());
+        }
+        let index = NameIndex::from_parts(self.host, name, defs.clone(), sites.clone(), &lookups)?;
+        let f = Rc::new(Focused {
+            index: Rc::new(index),
+            attributed: RefCell::new(HashMap::new()),
         });
-        self.names.insert(key, n.clone());
-        Ok(n)
+        self.focused.insert(key, f.clone());
+        Ok(f)
+    }
+
+    /// The edges of `kinds` to `name`, attributed with `focused`'s index.
+    fn attributed(
+        &self,
+        focused: &Focused,
+        name: &str,
+        kinds: &[&str],
+    ) -> ToolResult<Rc<Attributed>> {
+        let key: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+        if let Some(a) = focused.attributed.borrow().get(&key) {
+            return Ok(a.clone());
+        }
+        let edges: Vec<Edge> = self
+            .host
+            .edges_to(name)?
+            .into_iter()
+            .filter(|e| kinds.contains(&e.kind.as_str()))
+            .collect();
+        let sites: Vec<Site> = edges.iter().map(edge_site).collect();
+        let attributions = sites.iter().map(|s| focused.index.attribute(s)).collect();
+        let a = Rc::new(Attributed {
+            edges,
+            sites,
+            attributions,
+        });
+        focused.attributed.borrow_mut().insert(key, a.clone());
+        Ok(a)
     }
 
     /// The definition with exactly this qualified name (the first of cfg variants).
@@ -129,20 +214,21 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
 
     /// The edges of `kinds` whose target is `def`, each with how firmly it is tied.
     pub fn incoming(&mut self, def: &Sym, kinds: &[&str]) -> ToolResult<Incoming> {
-        let names = self.names(&def.name, Some(&def.qualified_name))?;
+        let focused = self.focused(&def.name, &def.qualified_name)?;
+        let names = focused.index.clone();
         let Some(c) = names.position(&def.qualified_name) else {
             // A module: a path through it is not a use of an item.
             return Ok(Incoming::default());
         };
-        let edges: Vec<Edge> = self
-            .host
-            .edges_to(&def.name)?
-            .into_iter()
-            .filter(|e| kinds.contains(&e.kind.as_str()))
-            .collect();
-        let sites: Vec<_> = edges.iter().map(edge_site).collect();
+        let attributed = self.attributed(&focused, &def.name, kinds)?;
+        let edges = &attributed.edges;
         let files = self.owner_files(&names.defs[c])?;
-        let usages = names.usages_with(c, &sites, files.as_deref());
+        let usages = names.usages_attributed(
+            c,
+            &attributed.sites,
+            &attributed.attributions,
+            files.as_deref(),
+        );
         let heuristic = Incoming {
             links: usages
                 .tied
@@ -176,7 +262,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
             .unwrap_or_default();
         let unread = self.host.precise_unread(&names.defs[c]).unwrap_or_default();
         Ok(precise_incoming(
-            &edges,
+            edges,
             heuristic,
             &precise,
             (&unresolved, &unread),
@@ -639,5 +725,66 @@ mod tests {
         let inc = g.incoming(&shape, IMPACT_KINDS).unwrap();
         assert_eq!(inc.links[0].0.from_symbol, "k::Circle");
         assert!(g.symbol("k::nothing").unwrap().is_none());
+    }
+
+    /// [`Mem`] noting which names' sites and edges are read.
+    struct Counting<'a> {
+        mem: &'a Mem,
+        reads: std::cell::RefCell<Vec<String>>,
+    }
+
+    impl Host for Counting<'_> {
+        fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
+            self.mem.symbols_by_name(name)
+        }
+        fn symbols_by_qualified_name(&self, q: &str) -> ToolResult<Vec<Sym>> {
+            self.mem.symbols_by_qualified_name(q)
+        }
+        fn references_to_name(&self, name: &str, t: bool) -> ToolResult<Vec<Site>> {
+            self.reads.borrow_mut().push(format!("sites {name}"));
+            self.mem.references_to_name(name, t)
+        }
+        fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
+            self.reads.borrow_mut().push(format!("edges {name}"));
+            self.mem.edges_to(name)
+        }
+    }
+
+    #[test]
+    fn definitions_of_one_name_share_its_sites_scope_and_attributions() {
+        let mem = shapes();
+        let host = Counting {
+            mem: &mem,
+            reads: Default::default(),
+        };
+        let mut shared = CallGraph::new(&host);
+        let names = ["k::Circle::area", "k::Square::area", "k::Shape::area"];
+        let mut answers = Vec::new();
+        for q in names {
+            let d = shared.symbol(q).unwrap().unwrap();
+            answers.push(shared.incoming(&d, CALL_KINDS).unwrap());
+        }
+        // One read of `area`'s sites and one of its edges for the three definitions:
+        // their scopes look up the same owners.
+        let area: Vec<String> = host
+            .reads
+            .borrow()
+            .iter()
+            .filter(|r| r.ends_with(" area"))
+            .cloned()
+            .collect();
+        assert_eq!(area, ["sites area", "edges area"]);
+        // Each answer is the one a graph asked about that definition alone gives.
+        for (q, shared_answer) in names.iter().zip(&answers) {
+            let mut alone = CallGraph::new(&mem);
+            let d = alone.symbol(q).unwrap().unwrap();
+            assert_eq!(
+                &alone.incoming(&d, CALL_KINDS).unwrap(),
+                shared_answer,
+                "{q}"
+            );
+        }
+        assert_eq!(answers[0].links.len(), 1);
+        assert_eq!(answers[1].unrelated.len(), 1);
     }
 }
