@@ -326,6 +326,36 @@ impl Db {
         out.sort_by_key(|h| (h.file_id, h.line, h.column));
         Ok(out)
     }
+
+    /// Every occurrence stored for the precise files `file_ids` (one id range read per
+    /// file), `symbol` left empty, in id order: what the precise answers hold in memory
+    /// per precise generation. `None` once there are more than `at_most`.
+    pub async fn precise_occurrences_in(
+        &self,
+        file_ids: &[i64],
+        at_most: usize,
+    ) -> Result<Option<Vec<PreciseHit>>> {
+        let conn = self.reader().await?;
+        let mut out = Vec::new();
+        for &file_id in file_ids {
+            let mut rows = conn
+                .query(
+                    format!(
+                        "SELECT id, symbol_id, line, col, roles FROM precise_occurrence WHERE {} ORDER BY id",
+                        file_rows::in_file("id")
+                    ),
+                    file_rows::range(file_id)?,
+                )
+                .await?;
+            while let Some(row) = rows.next().await? {
+                if out.len() == at_most {
+                    return Ok(None);
+                }
+                out.push(hit_from(&row, false)?);
+            }
+        }
+        Ok(Some(out))
+    }
 }
 
 fn hit_from(row: &turso::Row, with_symbol: bool) -> Result<PreciseHit> {
@@ -627,6 +657,21 @@ mod tests {
         assert_eq!(
             all.iter().map(|h| (h.file_id, h.line)).collect::<Vec<_>>(),
             [(a.id, 3), (b, 9)]
+        );
+        // Every occurrence of the files, in id order, or none past the bound.
+        let held = db.precise_occurrences_in(&[a.id, b], 3).await.unwrap();
+        assert_eq!(
+            held.unwrap()
+                .iter()
+                .map(|h| (h.file_id, h.line, h.symbol_id == defs[0].symbol_id))
+                .collect::<Vec<_>>(),
+            [(a.id, 3, true), (a.id, 5, false), (b, 9, true)]
+        );
+        assert!(
+            db.precise_occurrences_in(&[a.id, b], 2)
+                .await
+                .unwrap()
+                .is_none()
         );
 
         // The next run of the language replaces every row of the last one.

@@ -228,9 +228,9 @@ async fn link(
             "{file}, where the definition is, was edited since the precise run (or is not in it)"
         )));
     };
-    let defs = pm
-        .db()
-        .precise_in_file(
+    let defs = service
+        .in_file(
+            project.id,
             file_id,
             def.start_line,
             def.end_line.max(def.name_line),
@@ -261,7 +261,9 @@ async fn link(
     })
 }
 
-/// The scryer definition row starting at `start_line` in `file` named `name`.
+/// The scryer definition row starting at `start_line` in `file` named `name` (from the
+/// name's definitions, which the index keeps per generation: a router asks about each of
+/// a common name's definitions in turn).
 async fn definition_row(
     pm: &ProjectManager,
     project: &ProjectRow,
@@ -269,14 +271,11 @@ async fn definition_row(
     start_line: u32,
     name: &str,
 ) -> Result<Option<SymbolRow>> {
-    let symbols = pm
-        .db()
-        .file_symbols(project.id, file)
-        .await?
-        .unwrap_or_default();
+    let symbols = pm.symbols_by_name(project.id, name).await?;
     Ok(symbols
-        .into_iter()
-        .find(|s| s.start_line == start_line && s.name == name))
+        .iter()
+        .find(|s| s.file_path == file && s.start_line == start_line && s.name == name)
+        .cloned())
 }
 
 /// Whether the definition is linked to precise data: (`precise` or `heuristic`, why not).
@@ -312,9 +311,11 @@ pub async fn usages(
             Link::Not(why) => return Ok(PreciseUsages::heuristic(why)),
         };
     // (occurrence, whether it is another member's: its definition is a usage too)
-    let mut hits: Vec<(PreciseHit, bool)> = pm
-        .db()
-        .precise_occurrences_of(symbol_id)
+    let service = pm.precise();
+    let held = service.held(project.id).await?;
+    let symbols = &held.symbols;
+    let mut hits: Vec<(PreciseHit, bool)> = service
+        .occurrences_of(project.id, symbol_id)
         .await?
         .into_iter()
         .map(|h| (h, false))
@@ -323,23 +324,23 @@ pub async fn usages(
     // `<constructor>` of C): it uses the class.
     if symbol.ends_with('#') {
         let constructor = format!("{symbol}`<constructor>`().");
-        for id in pm.db().precise_symbol_ids(project.id, &constructor).await? {
-            let more = pm.db().precise_occurrences_of(id).await?;
+        for id in symbols.ids_of(&constructor) {
+            let more = service.occurrences_of(project.id, id).await?;
             hits.extend(more.into_iter().map(|h| (h, false)));
         }
     }
     // A Rust trait item and the impls' items implementing it; a type's `Self` in its
     // impl blocks (ADR 0031).
-    let symbols = pm.precise().symbols(project.id).await?;
-    for id in super::family::members(&symbols, &symbol) {
-        let more = pm.db().precise_occurrences_of(id).await?;
+    let family = held.family_of(&symbol);
+    for &id in &family.members {
+        let more = service.occurrences_of(project.id, id).await?;
         hits.extend(more.into_iter().map(|h| (h, true)));
     }
     // `Self` in the type's impl blocks names the type, not by its name: counted and
     // said, not listed (an agent reads uses of the type elsewhere; ADR 0031).
     let mut self_uses = 0usize;
-    for id in super::family::impl_blocks(&symbols, &symbol) {
-        let more = pm.db().precise_occurrences_of(id).await?;
+    for &id in &family.impl_blocks {
+        let more = service.occurrences_of(project.id, id).await?;
         self_uses += more
             .iter()
             .filter(|h| freshness.fresh.contains_key(&h.file_id))
@@ -378,7 +379,7 @@ pub async fn usages(
         ));
     }
     if language == PreciseLanguage::Python
-        && let Some(other) = other_class_method(&symbols, &symbol)
+        && let Some(other) = other_class_method(symbols, &symbol)
     {
         notes.push(format!(
             "`{other}` has a method of this name too: a receiver typed as a union or not at all may be either, and scip-python resolves a union to one member"
@@ -550,7 +551,10 @@ pub async fn unresolved_in(
         let from = rows.iter().map(|r| r.line).min().unwrap_or(1);
         let to = rows.iter().map(|r| r.line).max().unwrap_or(1);
         let path = rows[0].file_path.clone();
-        let hits = pm.db().precise_in_file(file_id, from, to, false).await?;
+        let hits = pm
+            .precise()
+            .in_file(project.id, file_id, from, to, false)
+            .await?;
         let read: std::collections::HashSet<u32> = hits.iter().map(|h| h.line).collect();
         let hits = resolving(
             pm,
@@ -628,8 +632,8 @@ async fn resolving(
                 Some(&d) => d,
                 None => {
                     let d = pm
-                        .db()
-                        .precise_occurrences_of(h.symbol_id)
+                        .precise()
+                        .occurrences_of(project.id, h.symbol_id)
                         .await?
                         .iter()
                         .any(|o| o.roles & PRECISE_ROLE_DEFINITION != 0);
@@ -663,7 +667,10 @@ async fn local_defined(
         return Ok(true);
     };
     let lines: Vec<&str> = text.lines().collect();
-    let defs = pm.db().precise_in_file(file_id, 1, u32::MAX, true).await?;
+    let defs = pm
+        .precise()
+        .in_file(project.id, file_id, 1, u32::MAX, true)
+        .await?;
     Ok(defs.iter().filter(|h| h.symbol == LOCAL).any(|h| {
         let Some(line) = lines.get((h.line as usize).saturating_sub(1)) else {
             return false;
@@ -712,7 +719,10 @@ pub async fn definitions_at(
             "{file} has no precise data that applies (not indexed by a SCIP indexer, or edited since the run)"
         )));
     };
-    let here = pm.db().precise_in_file(file_id, line, line, false).await?;
+    let here = pm
+        .precise()
+        .in_file(project.id, file_id, line, line, false)
+        .await?;
     let Some(hit) = here
         .iter()
         .find(|h| symbol_name(&h.symbol).as_deref() == Some(name))
@@ -722,7 +732,11 @@ pub async fn definitions_at(
         )));
     };
     let mut out = Vec::new();
-    for d in pm.db().precise_occurrences_of(hit.symbol_id).await? {
+    for d in pm
+        .precise()
+        .occurrences_of(project.id, hit.symbol_id)
+        .await?
+    {
         if d.roles & PRECISE_ROLE_DEFINITION == 0 {
             continue;
         }
@@ -752,29 +766,38 @@ pub async fn definitions_at(
 struct Enricher<'a> {
     pm: &'a ProjectManager,
     project: &'a ProjectRow,
-    rows: HashMap<(&'a str, u32), Vec<&'a RefRow>>,
+    /// The name's heuristic rows, ordered by file, line and column (as
+    /// `references_to_name` hands them): a place's rows are one run, found by bisection.
+    rows: &'a [RefRow],
     outlines: HashMap<String, Vec<SymbolRow>>,
 }
 
 impl<'a> Enricher<'a> {
     fn new(pm: &'a ProjectManager, project: &'a ProjectRow, heuristic: &'a [RefRow]) -> Self {
-        let mut rows: HashMap<(&str, u32), Vec<&RefRow>> = HashMap::new();
-        for r in heuristic {
-            rows.entry((r.file_path.as_str(), r.line))
-                .or_default()
-                .push(r);
-        }
         Enricher {
             pm,
             project,
-            rows,
+            rows: heuristic,
             outlines: HashMap::new(),
         }
     }
 
+    /// The heuristic's rows at `path:line`.
+    fn rows_at(&self, path: &str, line: u32) -> &'a [RefRow] {
+        let rows = self.rows;
+        let start = rows.partition_point(|r| (r.file_path.as_str(), r.line) < (path, line));
+        let len = rows[start..]
+            .iter()
+            .take_while(|r| r.file_path == path && r.line == line)
+            .count();
+        &rows[start..start + len]
+    }
+
     async fn site(&mut self, path: &str, h: &PreciseHit) -> Result<PreciseSite> {
-        if let Some(rows) = self.rows.get(&(path, h.line))
-            && let Some(r) = rows.iter().min_by_key(|r| r.column.abs_diff(h.column))
+        if let Some(r) = self
+            .rows_at(path, h.line)
+            .iter()
+            .min_by_key(|r| r.column.abs_diff(h.column))
         {
             return Ok(PreciseSite {
                 file_path: path.to_string(),

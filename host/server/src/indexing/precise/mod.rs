@@ -13,6 +13,7 @@
 
 pub mod answers;
 pub mod family;
+pub mod occurrences;
 pub mod scheduler;
 pub mod symbols;
 
@@ -44,6 +45,11 @@ pub mod limits {
     /// Names whose unresolved sites are kept between calls (each a name's few sites;
     /// the whole set is dropped when the index or the precise data changes).
     pub const UNRESOLVED_KEPT: usize = 4096;
+
+    /// Occurrences of a project held in memory per precise generation (24 bytes each:
+    /// 48 MB at the bound; tokio has 171k). A project with more is read from the
+    /// database per look-up.
+    pub const OCCURRENCES_HELD: usize = 2_000_000;
 
     fn secs_from_env(var: &str, default: u64) -> Duration {
         Duration::from_secs(from_env(var, default))
@@ -130,8 +136,9 @@ pub struct PreciseService {
     /// Bumped whenever stored precise data changes (caches key on it).
     generation: std::sync::atomic::AtomicU64,
     freshness: Mutex<HashMap<i64, FreshnessAt>>,
-    /// Each project's interned SCIP symbols, for the family and note patterns.
-    symbols: symbols::SymbolCache,
+    /// Each project's interned SCIP symbols (for the family and note patterns) and its
+    /// occurrences, held per precise generation.
+    held: symbols::HeldCache,
     /// Each (project, scope and name)'s unresolved sites, at (index, precise) generations.
     unresolved: Mutex<HashMap<(i64, String), UnresolvedAt>>,
     started: std::sync::Once,
@@ -148,7 +155,7 @@ impl PreciseService {
             wake: Notify::new(),
             generation: Default::default(),
             freshness: Mutex::new(HashMap::new()),
-            symbols: Default::default(),
+            held: Default::default(),
             unresolved: Mutex::new(HashMap::new()),
             started: std::sync::Once::new(),
             run_lock: tokio::sync::Mutex::new(()),
@@ -167,11 +174,46 @@ impl PreciseService {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The project's interned SCIP symbols, cached until the precise generation moves.
-    pub async fn symbols(&self, project_id: i64) -> anyhow::Result<Arc<symbols::Symbols>> {
-        self.symbols
+    /// What is held of the project's precise data (its interned SCIP symbols, its
+    /// occurrences), until the precise generation moves.
+    pub async fn held(&self, project_id: i64) -> anyhow::Result<Arc<symbols::Held>> {
+        self.held
             .get(&self.db, project_id, self.precise_generation())
             .await
+    }
+
+    /// Every occurrence of `symbol_id` in the project, by file, line and column.
+    pub async fn occurrences_of(
+        &self,
+        project_id: i64,
+        symbol_id: i64,
+    ) -> anyhow::Result<Vec<scryer_db::PreciseHit>> {
+        let held = self.held(project_id).await?;
+        match &held.occurrences {
+            Some(o) => Ok(o.of_symbol(symbol_id)),
+            None => self.db.precise_occurrences_of(symbol_id).await,
+        }
+    }
+
+    /// The occurrences in precise file `file_id` of the project on lines `from..=to`
+    /// (definitions only when `definitions_only`), by line and column.
+    pub async fn in_file(
+        &self,
+        project_id: i64,
+        file_id: i64,
+        from: u32,
+        to: u32,
+        definitions_only: bool,
+    ) -> anyhow::Result<Vec<scryer_db::PreciseHit>> {
+        let held = self.held(project_id).await?;
+        match &held.occurrences {
+            Some(o) => Ok(o.in_file(&held.symbols, file_id, from, to, definitions_only)),
+            None => {
+                self.db
+                    .precise_in_file(file_id, from, to, definitions_only)
+                    .await
+            }
+        }
     }
 
     pub fn precise_generation(&self) -> u64 {

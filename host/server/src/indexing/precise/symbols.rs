@@ -1,5 +1,7 @@
 //! A project's interned SCIP symbols held in memory per precise generation, and the
-//! `%` patterns a trait item's family and the Python shared-method note are found by.
+//! `%` patterns a trait item's family and the Python shared-method note are found by;
+//! with the occurrences ([`super::occurrences`]), what the service holds of a project
+//! ([`Held`]).
 //!
 //! Those look-ups run for every definition an answer weighs: an ambiguous
 //! `find_references new` asks about hundreds, each with up to five patterns. As SQL
@@ -15,6 +17,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use scryer_db::Db;
 
+use super::occurrences::Occurrences;
+
 /// The project's interned SCIP symbols, `(id, symbol)`.
 #[derive(Debug, Default)]
 pub struct Symbols {
@@ -22,8 +26,24 @@ pub struct Symbols {
 }
 
 impl Symbols {
-    pub fn new(rows: Vec<(i64, String)>) -> Symbols {
+    pub fn new(mut rows: Vec<(i64, String)>) -> Symbols {
+        rows.sort_by_key(|(id, _)| *id);
         Symbols { rows }
+    }
+
+    /// The text of the symbol numbered `id`.
+    pub fn text(&self, id: i64) -> Option<&str> {
+        let at = self.rows.binary_search_by_key(&id, |(i, _)| *i).ok()?;
+        Some(&self.rows[at].1)
+    }
+
+    /// The ids of the symbols whose text is `symbol`.
+    pub fn ids_of(&self, symbol: &str) -> Vec<i64> {
+        self.rows
+            .iter()
+            .filter(|(_, s)| s == symbol)
+            .map(|(i, _)| *i)
+            .collect()
     }
 
     /// The symbols `pattern` matches (`%`: any run of characters), in id order.
@@ -55,29 +75,108 @@ fn matches(parts: &[&str], text: &str) -> bool {
     rest.ends_with(last)
 }
 
-/// The symbols of each project, cached until the precise generation moves.
-#[derive(Default)]
-pub struct SymbolCache {
-    at: Mutex<HashMap<i64, (u64, Arc<Symbols>)>>,
+/// What of a project's precise data is held in memory at one precise generation.
+#[derive(Debug, Default)]
+pub struct Held {
+    pub symbols: Symbols,
+    /// `None`: more occurrences than [`limits::OCCURRENCES_HELD`] (or ids past 32 bits),
+    /// read from the database instead.
+    ///
+    /// [`limits::OCCURRENCES_HELD`]: super::limits::OCCURRENCES_HELD
+    pub occurrences: Option<Occurrences>,
+    /// Each symbol's family, as it is first asked for.
+    families: Mutex<HashMap<String, Arc<Family>>>,
 }
 
-impl SymbolCache {
-    pub async fn get(&self, db: &Db, project_id: i64, generation: u64) -> Result<Arc<Symbols>> {
-        if let Some((g, s)) = self
-            .at
+/// A symbol's family in the precise data ([`super::family`]).
+#[derive(Debug, Default)]
+pub struct Family {
+    /// The other members of a Rust trait item's family.
+    pub members: Vec<i64>,
+    /// The impl blocks of a type (whose occurrences are its `Self` uses).
+    pub impl_blocks: Vec<i64>,
+}
+
+impl Held {
+    pub fn new(symbols: Symbols, occurrences: Option<Occurrences>) -> Held {
+        Held {
+            symbols,
+            occurrences,
+            families: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `symbol`'s family, worked out once per precise generation: each pattern is a scan
+    /// of the project's symbols, and every call that weighs a common name asks about each
+    /// of its definitions again.
+    pub fn family_of(&self, symbol: &str) -> Arc<Family> {
+        if let Some(f) = self
+            .families
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&project_id)
-            && *g == generation
+            .get(symbol)
         {
-            return Ok(s.clone());
+            return f.clone();
         }
-        let symbols = Arc::new(Symbols::new(db.precise_symbols(project_id).await?));
+        let family = Arc::new(Family {
+            members: super::family::members(&self.symbols, symbol),
+            impl_blocks: super::family::impl_blocks(&self.symbols, symbol),
+        });
+        self.families
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(symbol.to_string(), family.clone());
+        family
+    }
+}
+
+/// Each project's [`Held`] data, kept until the precise generation moves.
+#[derive(Default)]
+pub struct HeldCache {
+    at: Mutex<HashMap<i64, (u64, Arc<Held>)>>,
+    /// One load at a time: calls arriving while a generation's data loads wait for it
+    /// instead of each reading every row again.
+    loading: tokio::sync::Mutex<()>,
+}
+
+impl HeldCache {
+    fn kept(&self, project_id: i64, generation: u64) -> Option<Arc<Held>> {
         self.at
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(project_id, (generation, symbols.clone()));
-        Ok(symbols)
+            .get(&project_id)
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, h)| h.clone())
+    }
+
+    /// The project's held data at `generation`, read from `db` if it is not held yet.
+    /// The caller reads `generation` before this call, so data read while a run stores
+    /// new rows is kept under the generation that run's end retires.
+    pub async fn get(&self, db: &Db, project_id: i64, generation: u64) -> Result<Arc<Held>> {
+        if let Some(h) = self.kept(project_id, generation) {
+            return Ok(h);
+        }
+        let _one = self.loading.lock().await;
+        if let Some(h) = self.kept(project_id, generation) {
+            return Ok(h);
+        }
+        let symbols = Symbols::new(db.precise_symbols(project_id).await?);
+        let files: Vec<i64> = db
+            .precise_files(project_id)
+            .await?
+            .values()
+            .map(|f| f.id)
+            .collect();
+        let occurrences = db
+            .precise_occurrences_in(&files, super::limits::OCCURRENCES_HELD)
+            .await?
+            .and_then(Occurrences::new);
+        let held = Arc::new(Held::new(symbols, occurrences));
+        self.at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(project_id, (generation, held.clone()));
+        Ok(held)
     }
 }
 
