@@ -5,12 +5,14 @@
 //! read here for every tool, published or not; everything else is the router's.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use scryer_db::ProjectRow;
 use scryer_runtime::wit::{
-    AnswerContext, CallContext, HostNote, HostParameter, OutputFormat, Project,
+    AnswerContext, CallContext, HostNote, HostParameter, OutputFormat, Project, ToolAnswer,
+    ToolDefinition, ToolTraits,
 };
-use scryer_runtime::{CallFailure, CallScope};
+use scryer_runtime::{CallFailure, CallScope, Plugin, Runtime, UsageWindow};
 use serde_json::{Map, Value};
 
 use crate::call::budget;
@@ -184,6 +186,9 @@ impl Server {
             })
     }
 
+    /// The call's steps, in order: the tool and its plugin, the arguments the host reads,
+    /// the project, the index's state, the router call kept fresh and fitted to the
+    /// budget, a shadow run beside it, and the host's last word on size.
     async fn answer_tool_call(
         &self,
         session_id: u64,
@@ -191,59 +196,14 @@ impl Server {
         arguments: Option<Map<String, Value>>,
         measured: &mut Measured,
     ) -> CallOutcome {
-        let Some((plugin, tool)) = self.registry.tool(name) else {
-            let shown: String = name.chars().take(80).collect();
-            let profile = self.core.session(session_id).options.tools;
-            return CallOutcome::error(format!(
-                "unknown tool {shown:?}; this server offers: {}{}",
-                self.registry.tool_names().join(", "),
-                profile.unloaded_hint()
-            ));
+        let (plugin, tool, traits) = match self.serving_router(session_id, name) {
+            Ok(found) => found,
+            Err(refused) => return refused,
         };
-        if let Some(why) = self
-            .core
-            .session(session_id)
-            .options
-            .tools
-            .refusal(plugin.name(), name)
-        {
-            return CallOutcome::error(why);
-        }
-        let Some(traits) = plugin.traits_of(name) else {
-            return CallOutcome::error(format!(
-                "internal error: plugin `{}` described no traits for {name}",
-                plugin.name()
-            ));
-        };
-        let mut args = arguments.unwrap_or_default();
-        // Notes that say nothing about completeness (arguments the tool does not know).
-        let mut remarks = Vec::new();
-        if let Some(schema) = self.registry.schema(name) {
-            crate::call::contract::coerce_arguments(schema, &mut args);
-            let published = crate::call::contract::publish_schema(traits, schema);
-            let unknown = crate::call::contract::unknown_arguments(&published, &args);
-            if !unknown.is_empty() {
-                remarks.push(crate::call::contract::unknown_arguments_note(
-                    name, &published, &unknown,
-                ));
-            }
-        }
+        let (mut args, remarks) = self.checked_arguments(name, traits, arguments);
         let session = self.core.session(session_id);
-
-        let parsed = (|| -> Result<_, String> {
-            let max_tokens = host_int(&args, "max_tokens", 1, MAX_BUDGET)?;
-            let no_truncate = host_bool(&args, "no_truncate")?;
-            let format = match host_str(&args, "format")? {
-                None => session.options.format,
-                Some(f) if f.eq_ignore_ascii_case("json") => Format::Json,
-                Some(f) if f.eq_ignore_ascii_case("text") => Format::Text,
-                Some(f) => return Err(format!("`format` is {f:?}; accepted: json, text")),
-            };
-            let window = crate::call::windowed::for_call(&args)?;
-            Ok((max_tokens, no_truncate, format, window))
-        })();
-        let (max_tokens, no_truncate, format, window) = match parsed {
-            Ok(p) => p,
+        let host = match HostArguments::read(&args, &session) {
+            Ok(h) => h,
             Err(e) => {
                 return CallOutcome::error(with_remarks(
                     format!("invalid argument: {e}"),
@@ -276,121 +236,202 @@ impl Server {
             (Some(_), Some(p)) => Some(project_write_lock(&p.root).lock_owned().await),
             _ => None,
         };
+        let notes = match &project {
+            Some(p) if tool.reads_index => self.index_state_notes(p).await,
+            _ => Vec::new(),
+        };
 
-        // A call that reads the index waits for a first index that is being built.
-        let mut notes = Vec::new();
-        if let Some(p) = &project
-            && tool.reads_index
+        let budget = host.budget(&session, tool, &args);
+        let mut call = RouterCall::new(plugin, name, session_id, project.as_ref(), budget, host);
+        // Dependency indexing in the background waits while this runs.
+        let _foreground = tool
+            .reads_index
+            .then(scryer_engine::foreground::Call::start);
+        let fresh_project = project.as_ref().filter(|_| tool.reads_index);
+        let refreshed = match fresh_project {
+            Some(p) => self.refresh_named_file(p, &args).await,
+            None => Vec::new(),
+        };
+        call.args_json = Value::Object(args).to_string();
+        call.answer_context.notes = host_notes(&notes, &refreshed, &remarks);
+        let serving_started = std::time::Instant::now();
+        let outcome = self
+            .call_fresh(&mut call, fresh_project, refreshed, &notes, &remarks)
+            .await;
+        let (outcome, window_notes, next_window) =
+            self.fit_window_notes(&mut call, budget, outcome).await;
+        // A candidate shadowing this router runs beside the call, off its answer path.
+        if let Some(candidate) = self.registry.shadow_for(name) {
+            self.shadow(
+                candidate.clone(),
+                plugin.name().to_string(),
+                crate::plugins::shadow::LiveCall {
+                    tool: name.to_string(),
+                    arguments: call.args_json.clone(),
+                    context: call.answer_context.clone(),
+                    scope: call.scope.clone(),
+                    serving: crate::plugins::shadow::served(&outcome),
+                    serving_us: serving_started
+                        .elapsed()
+                        .as_micros()
+                        .min(u128::from(u32::MAX)) as u32,
+                },
+            );
+        }
+        finish(
+            outcome,
+            window_notes,
+            next_window,
+            budget,
+            name,
+            &remarks,
+            measured,
+        )
+    }
+
+    /// The plugin serving `name` in the session's profile, the tool and its traits; or
+    /// the error answer saying why none does.
+    fn serving_router<'r>(
+        &'r self,
+        session_id: u64,
+        name: &str,
+    ) -> Result<(&'r Arc<Plugin>, &'r ToolDefinition, &'r ToolTraits), CallOutcome> {
+        let Some((plugin, tool)) = self.registry.tool(name) else {
+            let shown: String = name.chars().take(80).collect();
+            let profile = self.core.session(session_id).options.tools;
+            return Err(CallOutcome::error(format!(
+                "unknown tool {shown:?}; this server offers: {}{}",
+                self.registry.tool_names().join(", "),
+                profile.unloaded_hint()
+            )));
+        };
+        if let Some(why) = self
+            .core
+            .session(session_id)
+            .options
+            .tools
+            .refusal(plugin.name(), name)
         {
-            let state = self.core.projects.state(p).await;
-            if let IndexState::Building { .. } = state
-                && !self
-                    .core
-                    .projects
-                    .wait_idle(p.id, self.core.first_query_wait)
-                    .await
-                && let IndexState::Building { done, total } = self.core.projects.state(p).await
-            {
-                let pct = (done * 100).checked_div(total).unwrap_or(0);
-                notes.push(format!(
-                    "INDEXING {pct}%: project `{}` is still being indexed ({done} of {total} files); results so far are partial; retry in a few seconds",
-                    p.slug
+            return Err(CallOutcome::error(why));
+        }
+        let Some(traits) = plugin.traits_of(name) else {
+            return Err(CallOutcome::error(format!(
+                "internal error: plugin `{}` described no traits for {name}",
+                plugin.name()
+            )));
+        };
+        Ok((plugin, tool, traits))
+    }
+
+    /// The call's arguments coerced to the tool's schema, and the remarks on those it
+    /// does not know (notes that say nothing about completeness).
+    fn checked_arguments(
+        &self,
+        name: &str,
+        traits: &ToolTraits,
+        arguments: Option<Map<String, Value>>,
+    ) -> (Map<String, Value>, Vec<String>) {
+        let mut args = arguments.unwrap_or_default();
+        let mut remarks = Vec::new();
+        if let Some(schema) = self.registry.schema(name) {
+            crate::call::contract::coerce_arguments(schema, &mut args);
+            let published = crate::call::contract::publish_schema(traits, schema);
+            let unknown = crate::call::contract::unknown_arguments(&published, &args);
+            if !unknown.is_empty() {
+                remarks.push(crate::call::contract::unknown_arguments_note(
+                    name, &published, &unknown,
                 ));
-            } else if let IndexState::Stale { done, total } = state {
-                // A re-index over an existing index: answers come from a mix of
-                // updated and not-yet-updated files, each file consistent in itself.
-                notes.push(if total > 0 {
-                    format!("STALE: project `{}` is being re-indexed ({done} of {total} files checked); results for files not yet reached may be out of date", p.slug)
-                } else {
-                    format!("STALE: the last index run of `{}` did not finish; run index_workspace to bring it up to date", p.slug)
-                });
             }
         }
+        (args, remarks)
+    }
 
-        let budget = if no_truncate {
-            None
-        } else {
-            Some(
-                max_tokens
-                    .map(|n| n as u32)
-                    .or(session.options.max_tokens)
-                    .unwrap_or_else(|| crate::call::contract::default_budget(tool, &args)),
-            )
-        };
-        let context = CallContext {
-            project: project.as_ref().map(|p| Project {
-                id: p.id,
-                slug: p.slug.clone(),
-                root: p.root.clone(),
-            }),
-            budget_tokens: budget,
-            budget_explicit: max_tokens.is_some(),
-            format: match format {
-                Format::Json => OutputFormat::Json,
-                Format::Text => OutputFormat::Text,
-            },
-        };
-        let mut scope = CallScope {
-            plugin: plugin.name().into(),
-            project: context.project.clone(),
-            session: session_id,
-            window: std::sync::Arc::new(window),
-            memo: Default::default(),
-        };
-        // Freshness: the file the call names is checked before it runs, the files the
-        // answer names after; if any changed, the call runs again on the fresh index.
-        let reads_index = tool.reads_index;
-        // Dependency indexing in the background waits while this runs.
-        let _foreground = reads_index.then(scryer_engine::foreground::Call::start);
-        let mut refreshed: Vec<String> = Vec::new();
-        if let (true, Some(p)) = (reads_index, &project)
-            && let Ok(Some(fp)) = host_str(&args, "file_path")
+    /// A call that reads the index waits for a first index that is being built; the
+    /// notes saying how partial or stale the index still is.
+    async fn index_state_notes(&self, p: &ProjectRow) -> Vec<String> {
+        let mut notes = Vec::new();
+        let state = self.core.projects.state(p).await;
+        if let IndexState::Building { .. } = state
+            && !self
+                .core
+                .projects
+                .wait_idle(p.id, self.core.first_query_wait)
+                .await
+            && let IndexState::Building { done, total } = self.core.projects.state(p).await
+        {
+            let pct = (done * 100).checked_div(total).unwrap_or(0);
+            notes.push(format!(
+                "INDEXING {pct}%: project `{}` is still being indexed ({done} of {total} files); results so far are partial; retry in a few seconds",
+                p.slug
+            ));
+        } else if let IndexState::Stale { done, total } = state {
+            // A re-index over an existing index: answers come from a mix of
+            // updated and not-yet-updated files, each file consistent in itself.
+            notes.push(if total > 0 {
+                format!("STALE: project `{}` is being re-indexed ({done} of {total} files checked); results for files not yet reached may be out of date", p.slug)
+            } else {
+                format!("STALE: the last index run of `{}` did not finish; run index_workspace to bring it up to date", p.slug)
+            });
+        }
+        notes
+    }
+
+    /// Freshness before the call: the file the call names (`file_path`) is refreshed if
+    /// it changed since indexing; the paths that did.
+    async fn refresh_named_file(&self, p: &ProjectRow, args: &Map<String, Value>) -> Vec<String> {
+        if let Ok(Some(fp)) = host_str(args, "file_path")
             && let Some(rel) = crate::call::paths::project_relative(Path::new(&p.root), fp)
                 .ok()
                 .or_else(|| crate::call::paths::lexical_relative(Path::new(&p.root), fp))
         {
-            refreshed.extend(self.refresh(p, vec![rel]).await);
+            return self.refresh(p, vec![rel]).await;
         }
-        let args_json = Value::Object(args).to_string();
-        let mut answer_context = AnswerContext {
-            call: context,
-            notes: host_notes(&notes, &refreshed, &remarks),
+        Vec::new()
+    }
+
+    /// The router call, kept fresh: the files the answer names are checked after it
+    /// (when `fresh_project` is set, a tool reading the index); if any changed, the call
+    /// runs again on the fresh index.
+    async fn call_fresh(
+        &self,
+        call: &mut RouterCall<'_>,
+        fresh_project: Option<&ProjectRow>,
+        mut refreshed: Vec<String>,
+        notes: &[String],
+        remarks: &[String],
+    ) -> Result<ToolAnswer, CallFailure> {
+        let outcome = call.run(&self.runtime, None).await;
+        let (Some(p), Ok(answer)) = (fresh_project, &outcome) else {
+            return outcome;
         };
-        let serving_started = std::time::Instant::now();
-        let mut outcome = self
-            .runtime
-            .call(plugin, scope.clone(), name, &args_json, &answer_context)
-            .await;
-        if let (true, Some(p), Ok(answer)) = (reads_index, &project, &outcome) {
-            let named: Vec<String> = answer
-                .files
-                .iter()
-                .take(MAX_REFRESH_FILES)
-                .cloned()
-                .collect();
-            let changed = self.refresh(p, named).await;
-            if !changed.is_empty() {
-                refreshed.extend(changed);
-                answer_context.notes = host_notes(&notes, &refreshed, &remarks);
-                // The index changed under the first run: nothing it computed still holds.
-                scope.memo = Default::default();
-                scope.window = std::sync::Arc::new(
-                    crate::call::windowed::for_call(
-                        &serde_json::from_str(&args_json).unwrap_or_default(),
-                    )
-                    .unwrap_or_default(),
-                );
-                outcome = self
-                    .runtime
-                    .call(plugin, scope.clone(), name, &args_json, &answer_context)
-                    .await;
-            }
+        let named: Vec<String> = answer
+            .files
+            .iter()
+            .take(MAX_REFRESH_FILES)
+            .cloned()
+            .collect();
+        let changed = self.refresh(p, named).await;
+        if changed.is_empty() {
+            return outcome;
         }
-        let (mut window_notes, mut next_window) =
-            crate::call::windowed::notes(&scope.window.cuts());
-        // The router fitted its answer to the budget without the window's notes: when they
-        // would push it over (and the host's cut would lose them), it answers again in
-        // less, leaving them room.
+        refreshed.extend(changed);
+        call.answer_context.notes = host_notes(notes, &refreshed, remarks);
+        // The index changed under the first run: nothing it computed still holds.
+        call.scope.memo = Default::default();
+        call.reset_window();
+        call.run(&self.runtime, None).await
+    }
+
+    /// The router fitted its answer to the budget without the window's notes: when they
+    /// would push it over (and the host's cut would lose them), it answers again in
+    /// less, leaving them room. The outcome, the window's notes and the next offset.
+    async fn fit_window_notes(
+        &self,
+        call: &mut RouterCall<'_>,
+        budget: Option<u32>,
+        outcome: Result<ToolAnswer, CallFailure>,
+    ) -> (Result<ToolAnswer, CallFailure>, Vec<String>, Option<usize>) {
+        let (window_notes, next_window) = crate::call::windowed::notes(&call.scope.window.cuts());
         if let (Some(b), Ok(answer)) = (budget, &outcome)
             && !window_notes.is_empty()
             && crate::call::tokens::count(&crate::call::windowed::mark(
@@ -400,71 +441,15 @@ impl Server {
             )) > b
         {
             let room = crate::call::tokens::count(&window_notes.join("\n")) + 40;
-            let mut tighter = answer_context.clone();
+            let mut tighter = call.answer_context.clone();
             tighter.call.budget_tokens = Some(b.saturating_sub(room).max(1));
-            scope.window = std::sync::Arc::new(
-                crate::call::windowed::for_call(
-                    &serde_json::from_str(&args_json).unwrap_or_default(),
-                )
-                .unwrap_or_default(),
-            );
-            outcome = self
-                .runtime
-                .call(plugin, scope.clone(), name, &args_json, &tighter)
-                .await;
-            (window_notes, next_window) = crate::call::windowed::notes(&scope.window.cuts());
+            call.reset_window();
+            let outcome = call.run(&self.runtime, Some(&tighter)).await;
+            let (window_notes, next_window) =
+                crate::call::windowed::notes(&call.scope.window.cuts());
+            return (outcome, window_notes, next_window);
         }
-        // A candidate shadowing this router runs beside the call, off its answer path.
-        if let Some(candidate) = self.registry.shadow_for(name) {
-            self.shadow(
-                candidate.clone(),
-                plugin.name().to_string(),
-                crate::plugins::shadow::LiveCall {
-                    tool: name.to_string(),
-                    arguments: args_json.clone(),
-                    context: answer_context.clone(),
-                    scope: scope.clone(),
-                    serving: crate::plugins::shadow::served(&outcome),
-                    serving_us: serving_started
-                        .elapsed()
-                        .as_micros()
-                        .min(u128::from(u32::MAX)) as u32,
-                },
-            );
-        }
-        match outcome {
-            Ok(answer) => {
-                let router_truncated = answer.truncated || !window_notes.is_empty();
-                // The one edit the host still makes to a 0.4 answer: the window's notes and
-                // `next_usage_offset`, known only after the router ran (windowed.rs).
-                let body = if window_notes.is_empty() {
-                    answer.body
-                } else {
-                    crate::call::windowed::mark(answer.body, &window_notes, next_window)
-                };
-                // An answer its router flags as cut claims no `complete`, whatever its
-                // body says (ADR 0027); one the host cuts neither (`budget::enforce`).
-                let body = if router_truncated {
-                    scryer_plugin_sdk::answer::withdraw_complete(body)
-                } else {
-                    body
-                };
-                let (text, cut, tokens) = budget::enforce(body, budget);
-                measured.truncated = cut || router_truncated;
-                measured.response_tokens = tokens;
-                CallOutcome {
-                    text,
-                    is_error: false,
-                }
-            }
-            Err(CallFailure::Router(e)) => {
-                CallOutcome::error(with_remarks(CallFailure::Router(e).to_string(), &remarks))
-            }
-            Err(other) => {
-                tracing::warn!(tool = name, error = %other, "router call failed");
-                CallOutcome::error(with_remarks(other.to_string(), &remarks))
-            }
-        }
+        (outcome, window_notes, next_window)
     }
 
     /// Refreshes `paths` of `project`; returns the ones that changed.
@@ -475,6 +460,178 @@ impl Server {
                 tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "refreshing files failed");
                 Vec::new()
             }
+        }
+    }
+}
+
+/// The host's reading of the arguments every tool accepts, published or not.
+struct HostArguments {
+    max_tokens: Option<i64>,
+    no_truncate: bool,
+    format: Format,
+    window: UsageWindow,
+}
+
+impl HostArguments {
+    fn read(args: &Map<String, Value>, session: &crate::SessionState) -> Result<Self, String> {
+        let max_tokens = host_int(args, "max_tokens", 1, MAX_BUDGET)?;
+        let no_truncate = host_bool(args, "no_truncate")?;
+        let format = match host_str(args, "format")? {
+            None => session.options.format,
+            Some(f) if f.eq_ignore_ascii_case("json") => Format::Json,
+            Some(f) if f.eq_ignore_ascii_case("text") => Format::Text,
+            Some(f) => return Err(format!("`format` is {f:?}; accepted: json, text")),
+        };
+        let window = crate::call::windowed::for_call(args)?;
+        Ok(HostArguments {
+            max_tokens,
+            no_truncate,
+            format,
+            window,
+        })
+    }
+
+    /// The call's token budget: none with `no_truncate`; else `max_tokens`, the
+    /// session's, or the tool's default for these arguments.
+    fn budget(
+        &self,
+        session: &crate::SessionState,
+        tool: &ToolDefinition,
+        args: &Map<String, Value>,
+    ) -> Option<u32> {
+        if self.no_truncate {
+            return None;
+        }
+        Some(
+            self.max_tokens
+                .map(|n| n as u32)
+                .or(session.options.max_tokens)
+                .unwrap_or_else(|| crate::call::contract::default_budget(tool, args)),
+        )
+    }
+}
+
+/// One router call as the host runs it (and may run again: fresh, or in less).
+struct RouterCall<'a> {
+    plugin: &'a Plugin,
+    name: &'a str,
+    scope: CallScope,
+    args_json: String,
+    answer_context: AnswerContext,
+}
+
+impl<'a> RouterCall<'a> {
+    /// The call of `name` on `plugin` with what the host read (its arguments are set
+    /// once the project's files are refreshed).
+    fn new(
+        plugin: &'a Plugin,
+        name: &'a str,
+        session_id: u64,
+        project: Option<&ProjectRow>,
+        budget: Option<u32>,
+        host: HostArguments,
+    ) -> Self {
+        let context = CallContext {
+            project: project.map(|p| Project {
+                id: p.id,
+                slug: p.slug.clone(),
+                root: p.root.clone(),
+            }),
+            budget_tokens: budget,
+            budget_explicit: host.max_tokens.is_some(),
+            format: match host.format {
+                Format::Json => OutputFormat::Json,
+                Format::Text => OutputFormat::Text,
+            },
+        };
+        RouterCall {
+            plugin,
+            name,
+            scope: CallScope {
+                plugin: plugin.name().into(),
+                project: context.project.clone(),
+                session: session_id,
+                window: Arc::new(host.window),
+                memo: Default::default(),
+            },
+            args_json: String::new(),
+            answer_context: AnswerContext {
+                call: context,
+                notes: Vec::new(),
+            },
+        }
+    }
+
+    /// Runs the router, with `context` in place of the call's own when given.
+    async fn run(
+        &self,
+        runtime: &Runtime,
+        context: Option<&AnswerContext>,
+    ) -> Result<ToolAnswer, CallFailure> {
+        runtime
+            .call(
+                self.plugin,
+                self.scope.clone(),
+                self.name,
+                &self.args_json,
+                context.unwrap_or(&self.answer_context),
+            )
+            .await
+    }
+
+    /// A new usage window from the call's arguments, for a run again.
+    fn reset_window(&mut self) {
+        self.scope.window = Arc::new(
+            crate::call::windowed::for_call(
+                &serde_json::from_str(&self.args_json).unwrap_or_default(),
+            )
+            .unwrap_or_default(),
+        );
+    }
+}
+
+/// The host's last word on a router's outcome: the window's notes marked, `complete`
+/// withdrawn from a cut answer, the budget enforced, and telemetry told.
+fn finish(
+    outcome: Result<ToolAnswer, CallFailure>,
+    window_notes: Vec<String>,
+    next_window: Option<usize>,
+    budget: Option<u32>,
+    name: &str,
+    remarks: &[String],
+    measured: &mut Measured,
+) -> CallOutcome {
+    match outcome {
+        Ok(answer) => {
+            let router_truncated = answer.truncated || !window_notes.is_empty();
+            // The one edit the host still makes to a 0.4 answer: the window's notes and
+            // `next_usage_offset`, known only after the router ran (windowed.rs).
+            let body = if window_notes.is_empty() {
+                answer.body
+            } else {
+                crate::call::windowed::mark(answer.body, &window_notes, next_window)
+            };
+            // An answer its router flags as cut claims no `complete`, whatever its
+            // body says (ADR 0027); one the host cuts neither (`budget::enforce`).
+            let body = if router_truncated {
+                scryer_plugin_sdk::answer::withdraw_complete(body)
+            } else {
+                body
+            };
+            let (text, cut, tokens) = budget::enforce(body, budget);
+            measured.truncated = cut || router_truncated;
+            measured.response_tokens = tokens;
+            CallOutcome {
+                text,
+                is_error: false,
+            }
+        }
+        Err(CallFailure::Router(e)) => {
+            CallOutcome::error(with_remarks(CallFailure::Router(e).to_string(), remarks))
+        }
+        Err(other) => {
+            tracing::warn!(tool = name, error = %other, "router call failed");
+            CallOutcome::error(with_remarks(other.to_string(), remarks))
         }
     }
 }
