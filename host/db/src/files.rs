@@ -190,23 +190,7 @@ impl Db {
         writes: &[FileWrite],
         removed: &[String],
     ) -> Result<()> {
-        let mut find = conn
-            .prepare("SELECT id FROM source_file WHERE project_id = ?1 AND path = ?2")
-            .await?;
-        let mut del_rows = Vec::new();
-        for table in row_diff::FILE_ROW_TABLES {
-            del_rows.push(
-                conn.prepare(&format!(
-                    "DELETE FROM {} WHERE {}",
-                    table.name,
-                    file_rows::in_file("id")
-                ))
-                .await?,
-            );
-        }
-        let mut del_file = conn
-            .prepare("DELETE FROM source_file WHERE id = ?1")
-            .await?;
+        let stored = Self::remove_and_find(conn, project_id, writes, removed).await?;
         let mut ins_file = conn
             .prepare(
                 "INSERT INTO source_file (project_id, path, content_hash, size, language, parse_errors, line_count) \
@@ -222,33 +206,6 @@ impl Db {
         let mut ins_sym = RowInserter::new(&row_diff::SYMBOL_ROWS);
         let mut ins_ref = RowInserter::new(&row_diff::REF_ROWS);
         let mut ins_edge = RowInserter::new(&row_diff::EDGE_ROWS);
-        let mut stored: HashMap<&str, i64> = HashMap::new();
-        let paths = writes
-            .iter()
-            .map(|w| (w.path.as_str(), false))
-            .chain(removed.iter().map(|p| (p.as_str(), true)));
-        for (path, gone) in paths {
-            let mut rows = find.query((project_id, path)).await?;
-            let existing = match rows.next().await? {
-                Some(row) => int(col(&row, 0)?),
-                None => None,
-            };
-            drop(rows);
-            find.reset()?;
-            match existing {
-                Some(id) if gone => {
-                    let range = file_rows::range(id)?;
-                    for del in &mut del_rows {
-                        del.execute(range).await?;
-                    }
-                    del_file.execute((id,)).await?;
-                }
-                Some(id) => {
-                    stored.insert(path, id);
-                }
-                None => {}
-            }
-        }
         for w in writes {
             let previous = stored.get(w.path.as_str()).copied();
             let file_id = match previous {
@@ -280,54 +237,7 @@ impl Db {
                     conn.last_insert_rowid()
                 }
             };
-            let mut symbols: Vec<Vec<Value>> = w
-                .symbols
-                .iter()
-                .map(|s| {
-                    vec![
-                        Value::Text(s.name.clone()),
-                        Value::Text(s.kind.clone()),
-                        Value::Text(s.qualified_name.clone()),
-                        opt_text(s.owner.clone()),
-                        Value::Text(s.signature.clone()),
-                        opt_text(s.docstring.clone()),
-                        Value::Integer(i64::from(s.start_line)),
-                        Value::Integer(i64::from(s.end_line)),
-                        Value::Integer(i64::from(s.name_line)),
-                        Value::Integer(i64::from(s.name_column)),
-                    ]
-                })
-                .collect();
-            let mut references: Vec<Vec<Value>> = w
-                .references
-                .iter()
-                .map(|r| {
-                    vec![
-                        Value::Text(r.name.clone()),
-                        Value::Text(r.kind.clone()),
-                        Value::Integer(i64::from(r.line)),
-                        Value::Integer(i64::from(r.column)),
-                        opt_text(r.qualifier.clone()),
-                        Value::Text(r.enclosing_symbol.clone()),
-                    ]
-                })
-                .collect();
-            let mut edges: Vec<Vec<Value>> = w
-                .edges
-                .iter()
-                .filter(|e| !is_call_site_edge(&e.site_kind))
-                .map(|e| {
-                    vec![
-                        Value::Text(e.kind.clone()),
-                        Value::Text(e.from_symbol.clone()),
-                        Value::Text(e.to_name.clone()),
-                        opt_text(e.to_qualifier.clone()),
-                        Value::Text(e.site_kind.clone()),
-                        Value::Integer(i64::from(e.line)),
-                        Value::Integer(i64::from(e.column)),
-                    ]
-                })
-                .collect();
+            let (mut symbols, mut references, mut edges) = row_values(w);
             let next = match previous {
                 Some(id) => {
                     row_diff::reconcile_file(conn, id, &mut symbols, &mut references, &mut edges)
@@ -350,6 +260,61 @@ impl Db {
         ins_ref.flush(conn).await?;
         ins_edge.flush(conn).await?;
         Ok(())
+    }
+
+    /// Deletes the `removed` files that are stored (their rows of every table, then the
+    /// file); the ids of the `writes` already stored, by path.
+    async fn remove_and_find<'w>(
+        conn: &Connection,
+        project_id: i64,
+        writes: &'w [FileWrite],
+        removed: &'w [String],
+    ) -> Result<HashMap<&'w str, i64>> {
+        let mut find = conn
+            .prepare("SELECT id FROM source_file WHERE project_id = ?1 AND path = ?2")
+            .await?;
+        let mut del_rows = Vec::new();
+        for table in row_diff::FILE_ROW_TABLES {
+            del_rows.push(
+                conn.prepare(&format!(
+                    "DELETE FROM {} WHERE {}",
+                    table.name,
+                    file_rows::in_file("id")
+                ))
+                .await?,
+            );
+        }
+        let mut del_file = conn
+            .prepare("DELETE FROM source_file WHERE id = ?1")
+            .await?;
+        let mut stored: HashMap<&str, i64> = HashMap::new();
+        let paths = writes
+            .iter()
+            .map(|w| (w.path.as_str(), false))
+            .chain(removed.iter().map(|p| (p.as_str(), true)));
+        for (path, gone) in paths {
+            let mut rows = find.query((project_id, path)).await?;
+            let existing = match rows.next().await? {
+                Some(row) => int(col(&row, 0)?),
+                None => None,
+            };
+            drop(rows);
+            find.reset()?;
+            match existing {
+                Some(id) if gone => {
+                    let range = file_rows::range(id)?;
+                    for del in &mut del_rows {
+                        del.execute(range).await?;
+                    }
+                    del_file.execute((id,)).await?;
+                }
+                Some(id) => {
+                    stored.insert(path, id);
+                }
+                None => {}
+            }
+        }
+        Ok(stored)
     }
 
     /// Every file of a project: id → relative path.
@@ -394,6 +359,62 @@ impl Db {
             references: count("SELECT COUNT(*) FROM ref_site WHERE project_id = ?1").await?,
         })
     }
+}
+
+/// A file's symbol, reference and edge rows as column values, in the tables' column
+/// order (edges written at call sites are not stored: calls are references).
+type RowValues = (Vec<Vec<Value>>, Vec<Vec<Value>>, Vec<Vec<Value>>);
+
+fn row_values(w: &FileWrite) -> RowValues {
+    let symbols = w
+        .symbols
+        .iter()
+        .map(|s| {
+            vec![
+                Value::Text(s.name.clone()),
+                Value::Text(s.kind.clone()),
+                Value::Text(s.qualified_name.clone()),
+                opt_text(s.owner.clone()),
+                Value::Text(s.signature.clone()),
+                opt_text(s.docstring.clone()),
+                Value::Integer(i64::from(s.start_line)),
+                Value::Integer(i64::from(s.end_line)),
+                Value::Integer(i64::from(s.name_line)),
+                Value::Integer(i64::from(s.name_column)),
+            ]
+        })
+        .collect();
+    let references = w
+        .references
+        .iter()
+        .map(|r| {
+            vec![
+                Value::Text(r.name.clone()),
+                Value::Text(r.kind.clone()),
+                Value::Integer(i64::from(r.line)),
+                Value::Integer(i64::from(r.column)),
+                opt_text(r.qualifier.clone()),
+                Value::Text(r.enclosing_symbol.clone()),
+            ]
+        })
+        .collect();
+    let edges = w
+        .edges
+        .iter()
+        .filter(|e| !is_call_site_edge(&e.site_kind))
+        .map(|e| {
+            vec![
+                Value::Text(e.kind.clone()),
+                Value::Text(e.from_symbol.clone()),
+                Value::Text(e.to_name.clone()),
+                opt_text(e.to_qualifier.clone()),
+                Value::Text(e.site_kind.clone()),
+                Value::Integer(i64::from(e.line)),
+                Value::Integer(i64::from(e.column)),
+            ]
+        })
+        .collect();
+    (symbols, references, edges)
 }
 
 #[cfg(test)]
