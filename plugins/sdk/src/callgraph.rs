@@ -70,13 +70,19 @@ impl Provenance {
     }
 }
 
+/// A name's distinct definitions and usage sites, as read.
+type NameRows = Rc<(Vec<Sym>, Vec<Site>)>;
+
+/// A name and the lookups its scope took.
+type FocusKey = (String, (Vec<String>, Vec<String>));
+
 pub struct CallGraph<'h, H: Host + ?Sized> {
     host: &'h H,
     /// A name's distinct definitions and usage sites, as read.
-    read: HashMap<String, Rc<(Vec<Sym>, Vec<Site>)>>,
+    read: HashMap<String, NameRows>,
     /// Indices around a focus, by name and the lookups their scope took: foci whose
     /// scopes are equal share one index.
-    focused: HashMap<(String, (Vec<String>, Vec<String>)), Rc<Focused>>,
+    focused: HashMap<FocusKey, Rc<Focused>>,
     /// Indices for attributing a call's target ([`NameIndex::load_if_defined`]).
     defined: HashMap<String, Rc<NameIndex>>,
     symbols: HashMap<String, Option<Sym>>,
