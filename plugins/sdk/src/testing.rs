@@ -33,12 +33,12 @@ pub struct MemHost {
     /// Whether each edge is a usage site of its target too (before [`sites`](Self::sites)),
     /// so a fixture writes a call once.
     pub edges_are_sites: bool,
-    /// Project files by path relative to the root: `read_lines`, line texts, the
-    /// documents listed, decision files written.
-    pub files: RefCell<BTreeMap<String, String>>,
     /// Whether a name's usage sites keep the order they were set in (edges' first),
     /// instead of the host's: by file and line.
     pub sites_as_set: bool,
+    /// Project files by path relative to the root: `read_lines`, line texts, the
+    /// documents listed, decision files written.
+    pub files: RefCell<BTreeMap<String, String>>,
     /// Files that failed to parse.
     pub parse_errors: Vec<String>,
     /// `None`: counted from the rows (files named by definitions, sites and files, parse
@@ -71,10 +71,6 @@ pub struct MemHost {
 }
 
 impl MemHost {
-    pub fn new() -> MemHost {
-        MemHost::default()
-    }
-
     /// A usage site of `name`.
     pub fn add_site(&mut self, name: &str, site: Site) {
         self.sites.push((name.to_string(), site));
@@ -675,6 +671,14 @@ mod tests {
         assert!(h.file_symbols("src/c.rs").is_err());
         assert_eq!(h.index_facts().unwrap().files, 2);
         assert!(h.edges_to("g").is_ok());
+        let page = h
+            .search("the f", SearchScope::Workspace, None, 0, 10)
+            .unwrap();
+        assert_eq!(
+            (page.total, page.hits[0].matched_terms.as_slice()),
+            (1, ["f".to_string()].as_slice())
+        );
+        assert_eq!(h.searches.borrow().len(), 1);
         let h = h.lacking("edges");
         assert!(h.edges_to("g").is_err());
         assert!(h.references_to_name("g", false).is_ok());
