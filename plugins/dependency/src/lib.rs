@@ -67,10 +67,8 @@ mod tests {
 
     #[test]
     fn an_unknown_tool_names_the_one_there_is() {
-        struct Empty;
-        impl Host for Empty {}
         let e = Dependency::call(
-            &Empty,
+            &scryer_plugin_sdk::testing::MemHost::default(),
             "get_crate_outlines",
             &Args::parse("{}").unwrap(),
             &Ctx::default(),

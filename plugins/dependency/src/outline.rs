@@ -737,6 +737,7 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scryer_plugin_sdk::testing::MemHost;
 
     const DIR: &str = "/home/u/.cargo/registry/src/index.crates.io-x/hex-0.4.3";
 
@@ -952,12 +953,6 @@ mod tests {
         ]
     }
 
-    #[derive(Default)]
-    struct Mem {
-        locked: Vec<LockedCrate>,
-        symbols: Vec<DepSym>,
-    }
-
     fn locked(name: &str, version: &str, indexed: bool, note: Option<&str>) -> LockedCrate {
         LockedCrate {
             name: name.into(),
@@ -968,45 +963,23 @@ mod tests {
         }
     }
 
-    impl Mem {
-        fn hex() -> Mem {
-            Mem {
-                locked: vec![
-                    locked("hashbrown", "0.15.2", true, None),
-                    locked("hex", "0.4.3", true, None),
-                    locked("itoa", "1.0.19", true, None),
-                ],
-                symbols: hex(),
-            }
+    fn hex_host() -> MemHost {
+        MemHost {
+            locked: vec![
+                locked("hashbrown", "0.15.2", true, None),
+                locked("hex", "0.4.3", true, None),
+                locked("itoa", "1.0.19", true, None),
+            ],
+            deps: hex(),
+            ..MemHost::default()
         }
     }
 
-    impl Host for Mem {
-        fn locked_crates(&self) -> ToolResult<Vec<LockedCrate>> {
-            Ok(self.locked.clone())
-        }
-        fn crate_symbols(
-            &self,
-            crate_name: &str,
-            version: Option<&str>,
-        ) -> ToolResult<Vec<DepSym>> {
-            Ok(self
-                .symbols
-                .iter()
-                .filter(|d| {
-                    same_crate(&d.crate_name, crate_name)
-                        && version.is_none_or(|v| d.crate_version == v)
-                })
-                .cloned()
-                .collect())
-        }
-    }
-
-    fn call_ctx(host: &Mem, args: Value, ctx: &Ctx) -> ToolResult<String> {
+    fn call_ctx(host: &MemHost, args: Value, ctx: &Ctx) -> ToolResult<String> {
         get_crate_outline(host, &Args::from_value(args).unwrap(), ctx)
     }
 
-    fn call(host: &Mem, args: Value) -> ToolResult<Value> {
+    fn call(host: &MemHost, args: Value) -> ToolResult<Value> {
         let body = call_ctx(
             host,
             args,
@@ -1027,7 +1000,7 @@ mod tests {
 
     #[test]
     fn modules_hold_their_public_items_with_method_counts() {
-        let v = call(&Mem::hex(), json!({"crate_name": "hex"})).unwrap();
+        let v = call(&hex_host(), json!({"crate_name": "hex"})).unwrap();
         assert_eq!(
             (v["crate_name"].as_str(), v["version"].as_str()),
             (Some("hex"), Some("0.4.3"))
@@ -1079,8 +1052,8 @@ mod tests {
 
     #[test]
     fn long_signatures_are_shortened() {
-        let mut host = Mem::hex();
-        host.symbols.push(dep(
+        let mut host = hex_host();
+        host.deps.push(dep(
             "hex::long",
             "function",
             None,
@@ -1096,8 +1069,8 @@ mod tests {
 
     #[test]
     fn the_module_argument_narrows_to_a_module_and_its_submodules() {
-        let mut host = Mem::hex();
-        host.symbols.push(dep(
+        let mut host = hex_host();
+        host.deps.push(dep(
             "hex::serde::inner_mod",
             "module",
             None,
@@ -1105,7 +1078,7 @@ mod tests {
             70,
             "pub mod inner_mod",
         ));
-        host.symbols.push(dep(
+        host.deps.push(dep(
             "hex::serde::inner_mod::Thing",
             "struct",
             None,
@@ -1138,7 +1111,7 @@ mod tests {
 
     #[test]
     fn an_unknown_crate_names_the_closest_locked_ones() {
-        let e = call(&Mem::hex(), json!({"crate_name": "hexx"})).unwrap_err();
+        let e = call(&hex_host(), json!({"crate_name": "hexx"})).unwrap_err();
         assert_eq!(e.kind, ErrorKind::NotFound);
         assert!(
             e.message
@@ -1146,13 +1119,13 @@ mod tests {
             "{}",
             e.message
         );
-        let e = call(&Mem::hex(), json!({"crate_name": "tokio"})).unwrap_err();
+        let e = call(&hex_host(), json!({"crate_name": "tokio"})).unwrap_err();
         assert!(
             e.message.contains("it locks: hashbrown, hex, itoa"),
             "{}",
             e.message
         );
-        let none = Mem::default();
+        let none = MemHost::default();
         let e = call(&none, json!({"crate_name": "hex"})).unwrap_err();
         assert!(
             e.message.contains("Cargo.lock") && e.message.contains("cargo fetch"),
@@ -1160,14 +1133,14 @@ mod tests {
             e.message
         );
         let e = call(
-            &Mem::hex(),
+            &hex_host(),
             json!({"crate_name": "hex", "version": "0.3.0"}),
         )
         .unwrap_err();
         assert!(e.message.contains("locks hex at 0.4.3"), "{}", e.message);
-        let e = call(&Mem::hex(), json!({"crate_name": "he x"})).unwrap_err();
+        let e = call(&hex_host(), json!({"crate_name": "he x"})).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
-        let e = call(&Mem::hex(), json!({})).unwrap_err();
+        let e = call(&hex_host(), json!({})).unwrap_err();
         assert!(
             e.message.contains("`crate_name` is required"),
             "{}",
@@ -1177,8 +1150,8 @@ mod tests {
 
     #[test]
     fn a_locked_crate_that_is_not_indexed_says_why() {
-        let mut host = Mem::hex();
-        host.symbols.clear();
+        let mut host = hex_host();
+        host.deps.clear();
         host.locked[1].indexed = false;
         let v = call(&host, json!({"crate_name": "hex"})).unwrap();
         assert_eq!(v["indexed"], false);
@@ -1199,14 +1172,14 @@ mod tests {
 
     #[test]
     fn the_newest_locked_version_is_the_default_and_others_are_named() {
-        let mut host = Mem::hex();
+        let mut host = hex_host();
         host.locked.push(locked("hex", "0.3.2", true, None));
         let mut old = hex();
         for d in &mut old {
             d.crate_version = "0.3.2".into();
         }
         old.truncate(3);
-        host.symbols.extend(old);
+        host.deps.extend(old);
         let v = call(&host, json!({"crate_name": "hex"})).unwrap();
         assert_eq!(v["version"], "0.4.3");
         assert!(
@@ -1223,7 +1196,7 @@ mod tests {
 
     #[test]
     fn a_crate_indexed_for_another_project_is_shown_with_a_note() {
-        let mut host = Mem::hex();
+        let mut host = hex_host();
         host.locked.remove(1);
         let v = call(&host, json!({"crate_name": "hex"})).unwrap();
         assert_eq!(v["version"], "0.4.3");
@@ -1238,7 +1211,7 @@ mod tests {
 
     #[test]
     fn a_small_budget_keeps_the_first_entries_and_counts_the_rest() {
-        let host = Mem::hex();
+        let host = hex_host();
         let tight = Ctx {
             budget: Some(160),
             ..Ctx::default()
@@ -1318,7 +1291,7 @@ mod tests {
 
     #[test]
     fn text_format_is_a_header_and_one_line_per_item() {
-        let host = Mem::hex();
+        let host = hex_host();
         let ctx = Ctx {
             format: Format::Text,
             budget: Some(1000),
@@ -1335,7 +1308,7 @@ mod tests {
                 "- 6 enum pub enum FromHexError (1 method)",
             ]
         );
-        let mut pending = Mem::hex();
+        let mut pending = hex_host();
         pending.locked[1].indexed = false;
         let body = call_ctx(&pending, json!({"crate_name": "hex"}), &ctx).unwrap();
         assert!(

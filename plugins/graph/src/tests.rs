@@ -2,97 +2,12 @@
 //! shapes and helpers, plus a two-function cycle, a diamond and a wide fan-out.
 
 use scryer_plugin_sdk::args::Args;
-use scryer_plugin_sdk::host::{Ctx, Edge, Facts, Format, Host, Site, Sym};
-use scryer_plugin_sdk::testing::{edge, site};
+use scryer_plugin_sdk::host::{Ctx, Format, Host, Sym};
+use scryer_plugin_sdk::testing::{MemHost, edge, site};
 use scryer_plugin_sdk::{ErrorKind, Router, ToolResult};
 use serde_json::{Value, json};
 
 use crate::Graph;
-
-struct Mem {
-    defs: Vec<Sym>,
-    edges: Vec<Edge>,
-    /// Usage sites beyond the edges' own (imports, type positions), with their name.
-    sites: Vec<(String, Site)>,
-    parse_errors: Vec<String>,
-}
-
-impl Host for Mem {
-    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-        Ok(self
-            .defs
-            .iter()
-            .filter(|d| d.name == name)
-            .cloned()
-            .collect())
-    }
-    fn symbols_by_qualified_name(&self, q: &str) -> ToolResult<Vec<Sym>> {
-        Ok(self
-            .defs
-            .iter()
-            .filter(|d| d.qualified_name == q || d.qualified_name.ends_with(&format!("::{q}")))
-            .cloned()
-            .collect())
-    }
-    fn references_to_name(&self, name: &str, _: bool) -> ToolResult<Vec<Site>> {
-        let mut out: Vec<Site> = self
-            .edges
-            .iter()
-            .filter(|e| e.to_name == name)
-            .map(scryer_plugin_sdk::attribution::edge_site)
-            .chain(
-                self.sites
-                    .iter()
-                    .filter(|(n, _)| n == name)
-                    .map(|(_, s)| s.clone()),
-            )
-            .collect();
-        out.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
-        Ok(out)
-    }
-    fn file_symbols(&self, file: &str) -> ToolResult<Vec<Sym>> {
-        let defs: Vec<Sym> = self
-            .defs
-            .iter()
-            .filter(|d| d.file_path == file)
-            .cloned()
-            .collect();
-        if defs.is_empty() {
-            return Err(scryer_plugin_sdk::ToolError::not_found(format!(
-                "{file} is not indexed"
-            )));
-        }
-        Ok(defs)
-    }
-    fn file_has_parse_errors(&self, file: &str) -> ToolResult<bool> {
-        Ok(self.parse_errors.iter().any(|f| f == file))
-    }
-    fn index_facts(&self) -> ToolResult<Facts> {
-        Ok(Facts {
-            files: 3,
-            parse_failures: self.parse_errors.len() as u32,
-            symbols: self.defs.len() as u32,
-            references: 0,
-            indexed_at: None,
-        })
-    }
-    fn edges_from(&self, q: &str) -> ToolResult<Vec<Edge>> {
-        Ok(self
-            .edges
-            .iter()
-            .filter(|e| e.from_symbol == q)
-            .cloned()
-            .collect())
-    }
-    fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
-        Ok(self
-            .edges
-            .iter()
-            .filter(|e| e.to_name == name)
-            .cloned()
-            .collect())
-    }
-}
 
 fn def(q: &str, kind: &str, file: &str, lines: (u32, u32)) -> Sym {
     let segs: Vec<&str> = q.split("::").collect();
@@ -109,7 +24,7 @@ fn def(q: &str, kind: &str, file: &str, lines: (u32, u32)) -> Sym {
     }
 }
 
-fn demo() -> Mem {
+fn demo() -> MemHost {
     let (lib, util, shapes) = ("src/lib.rs", "src/util.rs", "src/shapes.rs");
     let mut defs = vec![
         def("k::total_area", "function", lib, (9, 11)),
@@ -238,11 +153,12 @@ fn demo() -> Mem {
             37,
         ),
     ];
-    Mem {
-        defs,
+    MemHost {
+        symbols: defs,
         edges,
+        edges_are_sites: true,
         sites,
-        parse_errors: Vec::new(),
+        ..MemHost::default()
     }
 }
 
@@ -255,11 +171,11 @@ fn ctx(budget: Option<u32>) -> Ctx {
     }
 }
 
-fn call(host: &Mem, tool: &str, args: Value, ctx: &Ctx) -> ToolResult<String> {
+fn call(host: &MemHost, tool: &str, args: Value, ctx: &Ctx) -> ToolResult<String> {
     Graph::call(host, tool, &Args::from_value(args).unwrap(), ctx)
 }
 
-fn answer(host: &Mem, tool: &str, args: Value) -> Value {
+fn answer(host: &MemHost, tool: &str, args: Value) -> Value {
     let body = call(host, tool, args, &ctx(None)).unwrap();
     serde_json::from_str(&body).unwrap()
 }

@@ -2,9 +2,9 @@
 //! their source text, an ADR covering the shapes, and a dependency crate.
 
 use scryer_plugin_sdk::args::Args;
-use scryer_plugin_sdk::host::{Ctx, DecisionRow, DepSym, Document, Edge, Facts, Host, Site, Sym};
-use scryer_plugin_sdk::testing::{edge, site};
-use scryer_plugin_sdk::{ErrorKind, Router, ToolError, ToolResult};
+use scryer_plugin_sdk::host::{Ctx, DepSym, Facts, Host, Sym};
+use scryer_plugin_sdk::testing::{MemHost, edge, site};
+use scryer_plugin_sdk::{ErrorKind, Router, ToolResult};
 use serde_json::{Value, json};
 
 use crate::Inspect;
@@ -57,115 +57,6 @@ pub fn report() -> String {
 }
 ";
 
-struct Mem {
-    files: Vec<(String, String)>,
-    defs: Vec<Sym>,
-    edges: Vec<Edge>,
-    sites: Vec<(String, Site)>,
-    docs: Vec<Document>,
-    deps: Option<Vec<DepSym>>,
-}
-
-impl Host for Mem {
-    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-        Ok(self
-            .defs
-            .iter()
-            .filter(|d| d.name == name)
-            .cloned()
-            .collect())
-    }
-    fn symbols_by_qualified_name(&self, q: &str) -> ToolResult<Vec<Sym>> {
-        Ok(self
-            .defs
-            .iter()
-            .filter(|d| d.qualified_name == q || d.qualified_name.ends_with(&format!("::{q}")))
-            .cloned()
-            .collect())
-    }
-    fn references_to_name(&self, name: &str, _: bool) -> ToolResult<Vec<Site>> {
-        Ok(self
-            .edges
-            .iter()
-            .filter(|e| e.to_name == name)
-            .map(scryer_plugin_sdk::attribution::edge_site)
-            .chain(
-                self.sites
-                    .iter()
-                    .filter(|(n, _)| n == name)
-                    .map(|(_, s)| s.clone()),
-            )
-            .collect())
-    }
-    fn file_symbols(&self, file: &str) -> ToolResult<Vec<Sym>> {
-        Ok(self
-            .defs
-            .iter()
-            .filter(|d| d.file_path == file)
-            .cloned()
-            .collect())
-    }
-    fn file_has_parse_errors(&self, _: &str) -> ToolResult<bool> {
-        Ok(false)
-    }
-    fn index_facts(&self) -> ToolResult<Facts> {
-        Ok(Facts {
-            files: 3,
-            ..Facts::default()
-        })
-    }
-    fn edges_from(&self, q: &str) -> ToolResult<Vec<Edge>> {
-        Ok(self
-            .edges
-            .iter()
-            .filter(|e| e.from_symbol == q)
-            .cloned()
-            .collect())
-    }
-    fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
-        Ok(self
-            .edges
-            .iter()
-            .filter(|e| e.to_name == name)
-            .cloned()
-            .collect())
-    }
-    fn read_lines(&self, file: &str, start: u32, end: u32) -> ToolResult<Vec<String>> {
-        let Some((_, text)) = self.files.iter().find(|(f, _)| f == file) else {
-            return Err(ToolError::not_found(format!(
-                "{file} is outside the project root"
-            )));
-        };
-        Ok(text
-            .lines()
-            .skip(start as usize - 1)
-            .take((end - start + 1) as usize)
-            .map(String::from)
-            .collect())
-    }
-    fn list_documents(&self, dir: &str) -> ToolResult<Vec<Document>> {
-        Ok(self
-            .docs
-            .iter()
-            .filter(|d| d.path.starts_with(&format!("{dir}/")))
-            .cloned()
-            .collect())
-    }
-    fn decision_rows(&self) -> ToolResult<Vec<DecisionRow>> {
-        Ok(Vec::new())
-    }
-    fn dependency_symbols_by_name(&self, name: &str, _: Option<&str>) -> ToolResult<Vec<DepSym>> {
-        match &self.deps {
-            Some(deps) => Ok(deps
-                .iter()
-                .filter(|d| d.symbol.name == name)
-                .cloned()
-                .collect()),
-            None => Err(ToolError::internal("dependencies is not available yet")),
-        }
-    }
-}
-
 fn def(q: &str, kind: &str, file: &str, lines: (u32, u32), sig: &str, doc: Option<&str>) -> Sym {
     let segs: Vec<&str> = q.split("::").collect();
     let owner = matches!(kind, "method" | "field").then(|| segs[segs.len() - 2].to_string());
@@ -182,7 +73,7 @@ fn def(q: &str, kind: &str, file: &str, lines: (u32, u32), sig: &str, doc: Optio
     }
 }
 
-fn demo() -> Mem {
+fn demo() -> MemHost {
     let (lib, shapes) = ("src/lib.rs", "src/shapes.rs");
     let mut defs = vec![
         def(
@@ -335,27 +226,17 @@ fn demo() -> Mem {
     ];
     let adr = "---\nnumber: 1\ntitle: Shapes are immutable\nstatus: accepted\naffected_paths:\n  - src/shapes.rs\n---\n\n# Shapes are immutable\n\n## Decision\n\nNo setters on shapes.\n";
     let other = "---\nnumber: 2\ntitle: Reports are plain text\nstatus: accepted\naffected_paths:\n  - src/report/**\n---\n\n## Decision\n\nNo colours in reports.\n";
-    Mem {
-        files: vec![
-            (shapes.into(), SHAPES.into()),
-            (lib.into(), LIB.to_string() + &"    let x = 1;\n".repeat(80)),
-        ],
-        defs,
+    MemHost {
+        symbols: defs,
         edges,
+        edges_are_sites: true,
         sites,
-        docs: vec![
-            Document {
-                path: "docs/adr/0001-shapes.md".into(),
-                text: adr.into(),
-                modified_ms: 1,
-            },
-            Document {
-                path: "docs/adr/0002-report.md".into(),
-                text: other.into(),
-                modified_ms: 1,
-            },
-        ],
-        deps: Some(vec![DepSym {
+        facts: Some(Facts {
+            files: 3,
+            ..Facts::default()
+        }),
+        modified_ms: 1,
+        deps: vec![DepSym {
             crate_name: "tokio".into(),
             crate_version: "1.40.0".into(),
             symbol: def(
@@ -366,8 +247,13 @@ fn demo() -> Mem {
                 "pub struct Mutex<T: ?Sized>",
                 Some("An asynchronous Mutex-like type."),
             ),
-        }]),
+        }],
+        ..MemHost::default()
     }
+    .with_file(shapes, SHAPES)
+    .with_file(lib, LIB.to_string() + &"    let x = 1;\n".repeat(80))
+    .with_file("docs/adr/0001-shapes.md", adr)
+    .with_file("docs/adr/0002-report.md", other)
 }
 
 fn ctx(budget: Option<u32>) -> Ctx {
@@ -379,7 +265,7 @@ fn ctx(budget: Option<u32>) -> Ctx {
     }
 }
 
-fn call(host: &Mem, args: Value, ctx: &Ctx) -> ToolResult<String> {
+fn call(host: &MemHost, args: Value, ctx: &Ctx) -> ToolResult<String> {
     Inspect::call(
         host,
         "inspect_symbol",
@@ -388,7 +274,7 @@ fn call(host: &Mem, args: Value, ctx: &Ctx) -> ToolResult<String> {
     )
 }
 
-fn answer(host: &Mem, args: Value) -> Value {
+fn answer(host: &MemHost, args: Value) -> Value {
     serde_json::from_str(&call(host, args, &ctx(Some(1000))).unwrap()).unwrap()
 }
 
@@ -481,7 +367,10 @@ fn long_bodies_and_docs_are_cut_with_a_pointer_to_the_rest() {
     assert_eq!(a["snippet_remaining"]["start_line"], 33);
     // Lines over 200 characters are cut.
     let mut host = demo();
-    host.files[1].1 = LIB.to_string() + &"\n".repeat(9) + &"x".repeat(300) + "\n";
+    host.add_file(
+        "src/lib.rs",
+        LIB.to_string() + &"\n".repeat(9) + &"x".repeat(300) + "\n",
+    );
     let a = answer(&host, json!({"symbol": "long", "include": "snippet"}));
     let first = a["snippet"]
         .as_str()
@@ -497,7 +386,10 @@ fn long_bodies_and_docs_are_cut_with_a_pointer_to_the_rest() {
 #[test]
 fn the_default_snippet_stops_at_1200_characters_unless_the_caller_sets_a_size() {
     let mut host = demo();
-    host.files[1].1 = LIB.to_string() + &format!("{}\n", "y".repeat(150)).repeat(40);
+    host.add_file(
+        "src/lib.rs",
+        LIB.to_string() + &format!("{}\n", "y".repeat(150)).repeat(40),
+    );
     let a = answer(&host, json!({"symbol": "long", "include": "snippet"}));
     let snippet = a["snippet"].as_str().unwrap();
     assert!(snippet.chars().count() <= 1200, "{}", snippet.len());
@@ -608,7 +500,7 @@ fn names_outside_the_project_come_from_its_dependencies() {
     );
 
     let mut host = demo();
-    host.deps = None;
+    host.missing.insert("dependencies");
     let a = answer(&host, json!({"symbol": "Mutex"}));
     let notes = a["notes"].as_array().unwrap();
     assert!(

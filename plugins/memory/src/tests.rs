@@ -1,10 +1,10 @@
 //! The router over an in-memory host: files by path, rows in a list.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 
 use scryer_plugin_sdk::args::Args;
 use scryer_plugin_sdk::host::{DecisionRow, Document};
+use scryer_plugin_sdk::testing;
 use scryer_plugin_sdk::{Ctx, ErrorKind, Host, Router, ToolError, ToolResult};
 use serde_json::{Value, json};
 
@@ -13,10 +13,10 @@ use crate::Memory;
 /// 2026-11-29T01:00:00Z.
 const NOW: i64 = 1_795_914_000_000;
 
-#[derive(Default)]
+/// The SDK's in-memory host with what happens between the router's calls in these
+/// tests: another writer, a purge, a full disk, a listing cap.
 struct MemHost {
-    files: RefCell<BTreeMap<String, String>>,
-    rows: RefCell<Vec<DecisionRow>>,
+    mem: testing::MemHost,
     fail_create: Cell<bool>,
     /// Files that exist but that the listing leaves out.
     unlisted: RefCell<Vec<String>>,
@@ -24,6 +24,28 @@ struct MemHost {
     race: Cell<bool>,
     /// A concurrent query_adrs purges the rows while the next file is being created.
     purge_on_create: Cell<bool>,
+}
+
+impl Default for MemHost {
+    fn default() -> MemHost {
+        MemHost {
+            mem: testing::MemHost {
+                modified_ms: 5,
+                ..testing::MemHost::default()
+            },
+            fail_create: Cell::default(),
+            unlisted: RefCell::default(),
+            race: Cell::default(),
+            purge_on_create: Cell::default(),
+        }
+    }
+}
+
+impl std::ops::Deref for MemHost {
+    type Target = testing::MemHost;
+    fn deref(&self) -> &testing::MemHost {
+        &self.mem
+    }
 }
 
 fn date_time(ms: i64) -> String {
@@ -42,46 +64,24 @@ impl MemHost {
 
 impl Host for MemHost {
     fn list_documents(&self, dir: &str) -> ToolResult<Vec<Document>> {
-        let prefix = format!("{dir}/");
-        Ok(self
-            .files
-            .borrow()
-            .iter()
-            .filter(|(p, _)| {
-                p.strip_prefix(&prefix)
-                    .is_some_and(|n| !n.contains('/') && n.ends_with(".md"))
-                    && !self.unlisted.borrow().contains(p)
-            })
-            .map(|(p, t)| Document {
-                path: p.clone(),
-                text: t.clone(),
-                modified_ms: 5,
-            })
-            .collect())
+        let mut docs = self.mem.list_documents(dir)?;
+        docs.retain(|d| !self.unlisted.borrow().contains(&d.path));
+        Ok(docs)
     }
     fn decision_rows(&self) -> ToolResult<Vec<DecisionRow>> {
-        Ok(self.rows.borrow().clone())
+        self.mem.decision_rows()
     }
     fn insert_decision_row(&self, row: &DecisionRow) -> ToolResult<()> {
         if self.race.replace(false) {
-            self.rows.borrow_mut().push(DecisionRow {
+            self.decisions.borrow_mut().push(DecisionRow {
                 title: "someone else's".into(),
                 ..row.clone()
             });
         }
-        if self.rows.borrow().iter().any(|r| r.number == row.number) {
-            return Err(ToolError::invalid(format!(
-                "number {} is taken",
-                row.number
-            )));
-        }
-        self.rows.borrow_mut().push(row.clone());
-        Ok(())
+        self.mem.insert_decision_row(row)
     }
     fn delete_decision_rows(&self, number: u32) -> ToolResult<u32> {
-        let before = self.rows.borrow().len();
-        self.rows.borrow_mut().retain(|r| r.number != number);
-        Ok((before - self.rows.borrow().len()) as u32)
+        self.mem.delete_decision_rows(number)
     }
     fn create_decision_file(&self, file_name: &str, text: &str) -> ToolResult<()> {
         assert!(!file_name.contains('/'), "the router names files only");
@@ -89,31 +89,16 @@ impl Host for MemHost {
             return Err(ToolError::internal("disk full"));
         }
         if self.purge_on_create.replace(false) {
-            self.rows.borrow_mut().clear();
+            self.decisions.borrow_mut().clear();
         }
-        let path = format!("docs/adr/{file_name}");
-        if self.files.borrow().contains_key(&path) {
-            return Err(ToolError::invalid(format!("{path} exists")));
-        }
-        self.files.borrow_mut().insert(path, text.to_string());
-        Ok(())
+        self.mem.create_decision_file(file_name, text)
     }
     fn delete_decision_file(&self, file_name: &str) -> ToolResult<()> {
         assert!(!file_name.contains('/'), "the router names files only");
-        match self
-            .files
-            .borrow_mut()
-            .remove(&format!("docs/adr/{file_name}"))
-        {
-            Some(_) => Ok(()),
-            None => Err(ToolError::not_found(format!("no file {file_name}"))),
-        }
+        self.mem.delete_decision_file(file_name)
     }
-    fn read_lines(&self, file_path: &str, _start: u32, _end: u32) -> ToolResult<Vec<String>> {
-        match self.files.borrow().get(file_path) {
-            Some(t) => Ok(t.lines().take(1).map(str::to_string).collect()),
-            None => Err(ToolError::not_found(format!("{file_path}: no such file"))),
-        }
+    fn read_lines(&self, file_path: &str, start: u32, end: u32) -> ToolResult<Vec<String>> {
+        self.mem.read_lines(file_path, start, end)
     }
 }
 
@@ -181,8 +166,8 @@ fn record_query_and_delete_round_trip() {
         ),
         "{text}"
     );
-    assert_eq!(h.rows.borrow().len(), 1);
-    assert_eq!(h.rows.borrow()[0].text, text);
+    assert_eq!(h.decisions.borrow().len(), 1);
+    assert_eq!(h.decisions.borrow()[0].text, text);
 
     let q = ok(&h, "query_adrs", json!({"query": "bm25f ranking"}));
     assert_eq!(numbers(&q), [2], "{q}");
@@ -203,7 +188,7 @@ fn record_query_and_delete_round_trip() {
     let del = ok(&h, "delete_adr", json!({"adr_number": "2"}));
     assert_eq!(del["deleted"]["rows_deleted"], 1);
     assert_eq!(del["deleted"]["file_deleted"], true);
-    assert!(h.rows.borrow().is_empty());
+    assert!(h.decisions.borrow().is_empty());
     assert!(
         !h.files
             .borrow()
@@ -222,7 +207,7 @@ fn numbers_follow_the_highest_file_or_row_and_skip_a_number_taken_meanwhile() {
     h.unlisted
         .borrow_mut()
         .push("docs/adr/0009-recorded-elsewhere.md".into());
-    h.rows.borrow_mut().push(DecisionRow {
+    h.decisions.borrow_mut().push(DecisionRow {
         number: 9,
         title: "Recorded elsewhere".into(),
         status: "proposed".into(),
@@ -252,7 +237,7 @@ fn a_failed_file_write_takes_the_row_back_out() {
         e.message
     );
     assert!(e.message.contains("row was removed again"), "{}", e.message);
-    assert!(h.rows.borrow().is_empty());
+    assert!(h.decisions.borrow().is_empty());
     assert!(h.files.borrow().is_empty());
 }
 
@@ -324,7 +309,7 @@ fn bad_record_arguments_name_what_is_accepted() {
         json!({"title": "t\u{0}", "decision": "d"}),
     );
     assert!(e.message.contains("U+0000"), "{}", e.message);
-    assert!(h.rows.borrow().is_empty());
+    assert!(h.decisions.borrow().is_empty());
 }
 
 #[test]
@@ -421,7 +406,7 @@ fn a_row_whose_file_was_deleted_is_purged_on_the_next_read() {
     );
     h.files.borrow_mut().clear();
     let q = ok(&h, "query_adrs", json!({}));
-    assert!(h.rows.borrow().is_empty());
+    assert!(h.decisions.borrow().is_empty());
     assert_eq!(q["total"], 0);
     let notes = q["notes"].to_string();
     assert!(
@@ -443,7 +428,7 @@ fn a_row_purged_by_a_concurrent_read_mid_record_is_stored_again() {
         json!({"title": "Raced reader", "decision": "d"}),
     );
     assert_eq!(rec["recorded"]["number"], 1);
-    let rows = h.rows.borrow();
+    let rows = h.decisions.borrow();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].file_path, "docs/adr/0001-raced-reader.md");
 }
@@ -458,7 +443,7 @@ fn a_row_whose_file_exists_but_was_not_listed_is_kept() {
     let q = ok(&h, "query_adrs", json!({}));
     assert_eq!(numbers(&q), [1]);
     assert_eq!(q["items"][0]["stored_only"], true);
-    assert_eq!(h.rows.borrow().len(), 1);
+    assert_eq!(h.decisions.borrow().len(), 1);
 }
 
 #[test]

@@ -1005,7 +1005,8 @@ mod tests {
     #[test]
     fn a_struct_lists_fields_methods_and_traits_from_edges() {
         let mut h = demo();
-        h.edges = Some(demo_edges());
+        h.edges = demo_edges();
+        h.missing.remove("edges");
         let v = call(&h, json!({"symbol": "Circle"}), Some(1000)).unwrap();
         assert_eq!(
             v,
@@ -1048,11 +1049,11 @@ mod tests {
     fn a_trait_splits_required_and_provided_and_lists_implementors() {
         let mut h = demo();
         // A provided method, added to the trait's source and the index.
-        let shapes = h.files["src/shapes.rs"].replace(
+        let shapes = h.files.borrow()["src/shapes.rs"].replace(
             "    fn area(&self) -> f64;\n}",
             "    fn area(&self) -> f64;\n    fn name(&self) -> String { // default\n        \"shape\".into()\n    }\n}",
         );
-        h.files.insert("src/shapes.rs".into(), shapes);
+        h.add_file("src/shapes.rs", shapes);
         h.symbols
             .iter_mut()
             .filter(|s| s.qualified_name == "demo::shapes::Shape")
@@ -1070,8 +1071,9 @@ mod tests {
             // header lines moved down by three with the added method.
             if with_edges {
                 let mut edges = demo_edges();
-                edges.iter_mut().for_each(|(_, e)| e.line += 3);
-                h.edges = Some(edges);
+                edges.iter_mut().for_each(|e| e.line += 3);
+                h.edges = edges;
+                h.missing.remove("edges");
             } else {
                 h.sites
                     .iter_mut()
@@ -1100,9 +1102,9 @@ mod tests {
     #[test]
     fn implementors_named_vaguely_by_the_index_carry_the_written_self_type() {
         let mut h = demo();
-        h.files.insert(
-            "src/boxed.rs".into(),
-            "use crate::shapes::Shape;\n\nimpl<T: Shape + ?Sized> Shape for Box<T> {\n    fn area(&self) -> f64 {\n        (**self).area()\n    }\n}\n".into(),
+        h.add_file(
+            "src/boxed.rs",
+            "use crate::shapes::Shape;\n\nimpl<T: Shape + ?Sized> Shape for Box<T> {\n    fn area(&self) -> f64 {\n        (**self).area()\n    }\n}\n",
         );
         h.add_site(
             "Shape",
@@ -1118,20 +1120,18 @@ mod tests {
         };
         let without_edges = call(&h, json!({"symbol": "Shape"}), None).unwrap();
         let mut edges = demo_edges();
-        edges.push((
-            "Shape".into(),
-            Edge {
-                kind: "implements".into(),
-                from_symbol: "demo::boxed::Box".into(),
-                to_name: "Shape".into(),
-                site_kind: "type".into(),
-                file_path: "src/boxed.rs".into(),
-                line: 3,
-                column: 26,
-                ..Edge::default()
-            },
-        ));
-        h.edges = Some(edges);
+        edges.push(Edge {
+            kind: "implements".into(),
+            from_symbol: "demo::boxed::Box".into(),
+            to_name: "Shape".into(),
+            site_kind: "type".into(),
+            file_path: "src/boxed.rs".into(),
+            line: 3,
+            column: 26,
+            ..Edge::default()
+        });
+        h.edges = edges;
+        h.missing.remove("edges");
         let with_edges = call(&h, json!({"symbol": "Shape"}), None).unwrap();
         for v in [without_edges, with_edges] {
             assert_eq!(
@@ -1156,7 +1156,7 @@ mod tests {
     #[test]
     fn methods_of_impl_blocks_in_other_files_are_found() {
         let mut h = demo();
-        h.files.insert("src/extra.rs".into(), "use crate::shapes::Circle;\n\nimpl Circle {\n    pub fn grow(&mut self) {\n        self.radius *= 2.0;\n    }\n}\n".into());
+        h.add_file("src/extra.rs", "use crate::shapes::Circle;\n\nimpl Circle {\n    pub fn grow(&mut self) {\n        self.radius *= 2.0;\n    }\n}\n");
         h.symbols.push(sym(
             "method",
             "demo::extra::Circle::grow",
@@ -1236,8 +1236,7 @@ mod tests {
     #[test]
     fn one_library_type_among_test_types_is_answered_with_a_note() {
         let mut h = demo();
-        h.files
-            .insert("tests/shapes.rs".into(), "struct Circle;\n".into());
+        h.add_file("tests/shapes.rs", "struct Circle;\n");
         h.symbols.push(sym(
             "struct",
             "demo::tests::shapes::Circle",
@@ -1273,7 +1272,7 @@ mod tests {
             ));
         }
         src.push_str("}\n");
-        h.files.insert("src/big.rs".into(), src);
+        h.add_file("src/big.rs", src);
         h.symbols.push(sym(
             "struct",
             "demo::big::Big",

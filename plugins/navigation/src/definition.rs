@@ -405,10 +405,11 @@ mod tests {
                 "pub struct Mutex<T: ?Sized>",
             ),
         };
-        h.deps = Some(vec![
+        h.deps = vec![
             dep("tokio::sync::mutex::Mutex"),
             dep("tokio::loom::std::mutex::Mutex"),
-        ]);
+        ];
+        h.missing.remove("dependencies");
         let v = call(&h, json!({"symbol": "tokio::sync::Mutex"}));
         assert_eq!(
             v["definition"]["qualified_name"], "tokio::sync::mutex::Mutex",

@@ -425,7 +425,7 @@ mod tests {
             src.push_str(&format!("    n += step_{i}(n);\n"));
         }
         src.push_str("    n\n}\n");
-        h.files.insert("src/long.rs".into(), src);
+        h.add_file("src/long.rs", src);
         h.symbols.push(crate::test_host::sym(
             "function",
             "demo::long::long",

@@ -1,26 +1,9 @@
-//! An in-memory [`Host`] for the router's native unit tests: symbols, usage sites,
-//! file texts, edges and dependency symbols set by each test. An interface a test leaves
-//! unset answers with an error, like a host that lacks it.
+//! The router's native unit tests' fixture over the SDK's in-memory host: the demo
+//! workspace's files, definitions and usage sites. Edges and dependency symbols are
+//! missing until a test sets them, like a host that lacks them.
 
-use std::collections::HashMap;
-
-use scryer_plugin_sdk::host::{DepSym, Edge, Facts, Host, Site, Sym};
-use scryer_plugin_sdk::{ToolError, ToolResult};
-
-#[derive(Default)]
-pub struct MemHost {
-    pub symbols: Vec<Sym>,
-    /// (name, site)
-    pub sites: Vec<(String, Site)>,
-    pub files: HashMap<String, String>,
-    /// `None`: the edges interface errors, as before the host stores edges.
-    pub edges: Option<Vec<(String, Edge)>>,
-    /// `None`: the dependency interface errors.
-    pub deps: Option<Vec<DepSym>>,
-    pub facts: Facts,
-    /// Host calls made, by method name, to check what the logic asks for.
-    pub calls: std::cell::RefCell<Vec<String>>,
-}
+use scryer_plugin_sdk::host::{Edge, Facts, Site, Sym};
+pub use scryer_plugin_sdk::testing::MemHost;
 
 pub fn sym(
     kind: &str,
@@ -55,180 +38,23 @@ pub fn site(file: &str, line: u32, kind: &str, qualifier: Option<&str>, enclosin
     }
 }
 
-impl MemHost {
-    fn note(&self, call: &str) {
-        self.calls.borrow_mut().push(call.to_string());
-    }
-
-    pub fn add_site(&mut self, name: &str, s: Site) {
-        self.sites.push((name.to_string(), s));
-    }
-
-    fn lines_of(&self, file: &str) -> Option<Vec<&str>> {
-        let key = self
-            .files
-            .keys()
-            .find(|k| file == k.as_str() || file.ends_with(&format!("/{k}")))?;
-        Some(self.files[key].lines().collect())
-    }
-}
-
-impl Host for MemHost {
-    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-        self.note("symbols_by_name");
-        Ok(self
-            .symbols
-            .iter()
-            .filter(|s| s.name == name)
-            .cloned()
-            .collect())
-    }
-
-    fn symbols_by_qualified_name(&self, qn: &str) -> ToolResult<Vec<Sym>> {
-        self.note("symbols_by_qualified_name");
-        Ok(self
-            .symbols
-            .iter()
-            .filter(|s| s.qualified_name == qn || s.qualified_name.ends_with(&format!("::{qn}")))
-            .cloned()
-            .collect())
-    }
-
-    fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
-        self.note("references_to_name");
-        let mut out: Vec<Site> = self
-            .sites
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, s)| {
-                let mut s = s.clone();
-                if with_line_text {
-                    s.line_text = self
-                        .lines_of(&s.file_path)
-                        .and_then(|l| l.get(s.line as usize - 1).map(|t| t.trim().to_string()));
-                }
-                s
-            })
-            .collect();
-        out.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
-        Ok(out)
-    }
-
-    fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
-        self.note("file_symbols");
-        let rel = self
-            .files
-            .keys()
-            .find(|k| file_path == k.as_str() || file_path.ends_with(&format!("/{k}")))
-            .ok_or_else(|| ToolError::not_found(format!("{file_path} is not indexed")))?;
-        let mut out: Vec<Sym> = self
-            .symbols
-            .iter()
-            .filter(|s| &s.file_path == rel)
-            .cloned()
-            .collect();
-        out.sort_by_key(|s| s.start_line);
-        Ok(out)
-    }
-
-    fn file_has_parse_errors(&self, _file_path: &str) -> ToolResult<bool> {
-        Ok(false)
-    }
-
-    fn index_facts(&self) -> ToolResult<Facts> {
-        Ok(self.facts.clone())
-    }
-
-    fn edges_from(&self, qualified_name: &str) -> ToolResult<Vec<Edge>> {
-        self.note("edges_from");
-        let edges = self
-            .edges
-            .as_ref()
-            .ok_or_else(|| ToolError::internal("edges is not available yet"))?;
-        Ok(edges
-            .iter()
-            .filter(|(_, e)| e.from_symbol == qualified_name)
-            .map(|(_, e)| e.clone())
-            .collect())
-    }
-
-    fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
-        self.note("edges_to");
-        let edges = self
-            .edges
-            .as_ref()
-            .ok_or_else(|| ToolError::internal("edges is not available yet"))?;
-        Ok(edges
-            .iter()
-            .filter(|(_, e)| e.to_name == name)
-            .map(|(_, e)| e.clone())
-            .collect())
-    }
-
-    fn read_lines(&self, file_path: &str, start: u32, end: u32) -> ToolResult<Vec<String>> {
-        self.note("read_lines");
-        if start == 0 || end < start {
-            return Err(ToolError::invalid("lines are 1-based"));
-        }
-        let lines = self
-            .lines_of(file_path)
-            .ok_or_else(|| ToolError::not_found(format!("{file_path}: no such file")))?;
-        // Like the real host: at most 5,000 lines per call.
-        let end = end.min(start.saturating_add(4_999));
-        Ok(lines
-            .iter()
-            .skip(start as usize - 1)
-            .take((end - start + 1) as usize)
-            .map(|l| l.to_string())
-            .collect())
-    }
-
-    fn crate_symbols(&self, crate_name: &str, _version: Option<&str>) -> ToolResult<Vec<DepSym>> {
-        self.note("crate_symbols");
-        let deps = self
-            .deps
-            .as_ref()
-            .ok_or_else(|| ToolError::internal("dependencies is not available yet"))?;
-        Ok(deps
-            .iter()
-            .filter(|d| d.crate_name == crate_name)
-            .cloned()
-            .collect())
-    }
-
-    fn dependency_symbols_by_name(
-        &self,
-        name: &str,
-        crate_name: Option<&str>,
-    ) -> ToolResult<Vec<DepSym>> {
-        self.note("dependency_symbols_by_name");
-        let deps = self
-            .deps
-            .as_ref()
-            .ok_or_else(|| ToolError::internal("dependencies is not available yet"))?;
-        Ok(deps
-            .iter()
-            .filter(|d| d.symbol.name == name && crate_name.is_none_or(|c| d.crate_name == c))
-            .cloned()
-            .collect())
-    }
-}
-
 /// The fixture workspace of the end-to-end tests (`tests/fixtures/workspace`, crate
 /// `demo`), as the Rust extractor indexes it: its files, definitions and the usage sites
 /// the contract and scope logic reads.
 pub fn demo() -> MemHost {
-    let mut h = MemHost::default();
-    h.files.insert("src/lib.rs".into(), LIB.into());
-    h.files.insert("src/shapes.rs".into(), SHAPES.into());
-    h.files.insert("src/util.rs".into(), UTIL.into());
-    h.facts = Facts {
+    let mut h = MemHost::default()
+        .lacking("edges")
+        .lacking("dependencies")
+        .with_file("src/lib.rs", LIB)
+        .with_file("src/shapes.rs", SHAPES)
+        .with_file("src/util.rs", UTIL);
+    h.facts = Some(Facts {
         files: 3,
         parse_failures: 0,
         symbols: 17,
         references: 40,
         indexed_at: Some("2025-01-01T00:00:00Z".into()),
-    };
+    });
     let s = "src/shapes.rs";
     let mut symbols = vec![
         sym(
@@ -475,24 +301,19 @@ pub fn demo() -> MemHost {
 }
 
 /// The `implements` edges the host will store for the fixture's impl headers.
-pub fn demo_edges() -> Vec<(String, Edge)> {
+pub fn demo_edges() -> Vec<Edge> {
     ["Circle", "Square"]
         .iter()
         .zip([20, 36])
-        .map(|(ty, line)| {
-            (
-                "Shape".to_string(),
-                Edge {
-                    kind: "implements".into(),
-                    from_symbol: format!("demo::shapes::{ty}"),
-                    to_name: "Shape".into(),
-                    to_qualifier: None,
-                    site_kind: "type".into(),
-                    file_path: "src/shapes.rs".into(),
-                    line,
-                    column: 6,
-                },
-            )
+        .map(|(ty, line)| Edge {
+            kind: "implements".into(),
+            from_symbol: format!("demo::shapes::{ty}"),
+            to_name: "Shape".into(),
+            to_qualifier: None,
+            site_kind: "type".into(),
+            file_path: "src/shapes.rs".into(),
+            line,
+            column: 6,
         })
         .collect()
 }

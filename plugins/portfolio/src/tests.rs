@@ -1,11 +1,10 @@
 //! The portfolio's logic over an in-memory host: three projects (one with uncommitted
 //! work, one dormant, one without git) at a fixed "now".
 
-use std::collections::BTreeMap;
-
 use scryer_plugin_sdk::host::{
-    CatalogProject, GitChange, GitCommit, RepoState, TextMatch, TextMatches, definition_problems,
+    CatalogProject, GitChange, GitCommit, RepoState, definition_problems,
 };
+use scryer_plugin_sdk::testing::MemHost;
 use scryer_plugin_sdk::{ErrorKind, ToolError};
 use serde_json::json;
 
@@ -13,70 +12,6 @@ use super::*;
 
 const NOW: i64 = 1_800_000_000_000;
 const HOUR: i64 = 3_600_000;
-
-#[derive(Default)]
-struct Fake {
-    projects: Vec<CatalogProject>,
-    repos: BTreeMap<String, Result<Option<RepoState>, String>>,
-    files: BTreeMap<(String, String), String>,
-}
-
-impl Host for Fake {
-    fn catalog_projects(&self) -> ToolResult<Vec<CatalogProject>> {
-        Ok(self.projects.clone())
-    }
-
-    fn git_state(
-        &self,
-        project: Option<&str>,
-        commit_limit: u32,
-        change_limit: u32,
-    ) -> ToolResult<Option<RepoState>> {
-        let slug = project.expect("the portfolio always names the project");
-        match self.repos.get(slug) {
-            None => Err(ToolError::not_found(format!("no project {slug}"))),
-            Some(Err(e)) => Err(ToolError::internal(e.clone())),
-            Some(Ok(None)) => Ok(None),
-            Some(Ok(Some(r))) => {
-                let mut r = r.clone();
-                r.commits.truncate(commit_limit as usize);
-                r.changes.truncate(change_limit as usize);
-                Ok(Some(r))
-            }
-        }
-    }
-
-    fn read_text(&self, project: &str, path: &str, max_bytes: u32) -> ToolResult<Option<String>> {
-        Ok(self
-            .files
-            .get(&(project.to_string(), path.to_string()))
-            .map(|t| t.chars().take(max_bytes as usize).collect()))
-    }
-
-    fn grep(&self, project: &str, query: &str, limit: u32) -> ToolResult<TextMatches> {
-        let mut out = TextMatches::default();
-        for ((p, path), text) in &self.files {
-            if p != project {
-                continue;
-            }
-            out.files_searched += 1;
-            for (i, line) in text.lines().enumerate() {
-                if line.to_lowercase().contains(&query.to_lowercase()) {
-                    if out.matches.len() == limit as usize {
-                        out.stopped_early = true;
-                        return Ok(out);
-                    }
-                    out.matches.push(TextMatch {
-                        path: path.clone(),
-                        line: i as u32 + 1,
-                        text: line.trim().to_string(),
-                    });
-                }
-            }
-        }
-        Ok(out)
-    }
-}
 
 fn project(id: i64, slug: &str) -> CatalogProject {
     CatalogProject {
@@ -107,9 +42,9 @@ fn change(path: &str, change: &str) -> GitChange {
 
 /// `busy`: 3 uncommitted files, last commit 5 days ago. `quiet`: clean, last commit 90
 /// days ago. `loose`: not a git repository. `fresh`: clean, committed 2 hours ago.
-fn fake() -> Fake {
-    let mut f = Fake {
-        projects: vec![
+fn fake() -> MemHost {
+    let mut f = MemHost {
+        catalog: vec![
             project(1, "busy"),
             project(2, "quiet"),
             project(3, "loose"),
@@ -157,31 +92,31 @@ fn fake() -> Fake {
             ..Default::default()
         })),
     );
-    f.files.insert(
+    f.catalog_files.insert(
         ("busy".into(), "README.md".into()),
         "[![ci](badge.svg)](ci)\n# Busy\n\nParses things quickly.\n\nSecond paragraph.\n".into(),
     );
-    f.files.insert(
+    f.catalog_files.insert(
         ("busy".into(), "src/parse.rs".into()),
         "// TODO: finish\nfn parse() {}\n".into(),
     );
-    f.files.insert(
+    f.catalog_files.insert(
         ("fresh".into(), "src/lib.rs".into()),
         "// todo: nothing\n".into(),
     );
     f
 }
 
-fn ask(host: &Fake, tool: &str, args: serde_json::Value) -> ToolResult<String> {
+fn ask(host: &MemHost, tool: &str, args: serde_json::Value) -> ToolResult<String> {
     ask_ctx(host, tool, args, &Ctx::default())
 }
 
-fn ask_ctx(host: &Fake, tool: &str, args: serde_json::Value, ctx: &Ctx) -> ToolResult<String> {
+fn ask_ctx(host: &MemHost, tool: &str, args: serde_json::Value, ctx: &Ctx) -> ToolResult<String> {
     let args = Args::from_value(args).unwrap();
     call_at(host, tool, &args, ctx, NOW)
 }
 
-fn json_of(host: &Fake, tool: &str, args: serde_json::Value) -> Value {
+fn json_of(host: &MemHost, tool: &str, args: serde_json::Value) -> Value {
     serde_json::from_str(&ask(host, tool, args).unwrap()).unwrap()
 }
 
@@ -253,7 +188,7 @@ fn an_empty_filter_or_registry_says_why() {
         "{v}"
     );
 
-    let empty = Fake::default();
+    let empty = MemHost::default();
     for tool in ["portfolio_projects", "portfolio_next", "portfolio_pulse"] {
         let body = ask(&empty, tool, json!({})).unwrap();
         assert!(
@@ -266,8 +201,10 @@ fn an_empty_filter_or_registry_says_why() {
 #[test]
 fn git_errors_stay_with_their_project() {
     let mut f = fake();
-    f.repos
-        .insert("quiet".into(), Err("git is not installed".into()));
+    f.repos.insert(
+        "quiet".into(),
+        Err(ToolError::internal("git is not installed")),
+    );
     let v = json_of(&f, "portfolio_projects", json!({}));
     let quiet = v["projects"]
         .as_array()
@@ -302,7 +239,7 @@ fn next_puts_uncommitted_work_first_and_leaves_dormant_projects_out() {
     assert_eq!(one["next"].as_array().unwrap().len(), 1);
 
     let mut idle = fake();
-    idle.projects.retain(|p| p.slug == "quiet");
+    idle.catalog.retain(|p| p.slug == "quiet");
     let v = json_of(&idle, "portfolio_next", json!({}));
     assert!(v["notes"][0].as_str().unwrap().contains("dormant"), "{v}");
 }

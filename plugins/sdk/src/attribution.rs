@@ -796,7 +796,7 @@ pub fn edge_site(e: &Edge) -> Site {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::def;
+    use crate::testing::{self, MemHost, def};
 
     #[test]
     fn a_method_is_kept_over_a_same_named_field_in_the_fields_place() {
@@ -922,47 +922,20 @@ mod tests {
         );
     }
 
-    struct Mem {
-        defs: Vec<Sym>,
-        sites: Vec<Site>,
-    }
-
-    impl Host for Mem {
-        fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-            Ok(self
-                .defs
-                .iter()
-                .filter(|d| d.name == name)
-                .cloned()
-                .collect())
-        }
-        fn references_to_name(&self, name: &str, _: bool) -> ToolResult<Vec<Site>> {
-            // Sites carry their name in `line_text` in this test host.
-            Ok(self
-                .sites
-                .iter()
-                .filter(|s| s.line_text.as_deref() == Some(name))
-                .cloned()
-                .collect())
-        }
-    }
-
-    fn site(name: &str, file: &str, kind: &str, q: Option<&str>, enclosing: &str) -> Site {
-        Site {
-            file_path: file.into(),
-            line: 1,
-            column: 1,
-            kind: kind.into(),
-            qualifier: q.map(Into::into),
-            enclosing_symbol: enclosing.into(),
-            line_text: Some(name.into()),
-        }
+    fn site(
+        name: &str,
+        file: &str,
+        kind: &str,
+        q: Option<&str>,
+        enclosing: &str,
+    ) -> (String, Site) {
+        testing::site(name, kind, q, enclosing, file, 1)
     }
 
     #[test]
     fn a_crate_qualified_public_path_narrows_to_that_crate_and_its_reexport() {
-        let host = Mem {
-            defs: vec![
+        let host = MemHost {
+            symbols: vec![
                 def(
                     "bollard_stubs::models::Runtime",
                     "struct",
@@ -995,9 +968,11 @@ mod tests {
                 Some("self::runtime"),
                 "tokio::runtime",
             )],
+            sites_as_set: true,
+            ..MemHost::default()
         };
         let q = |t: &str| parse_symbol("symbol", t).unwrap();
-        let defs = host.defs.clone();
+        let defs = host.symbols.clone();
         // No definition is written that way: crate first, then the re-export decides.
         assert!(q("tokio::runtime::Runtime").select(&defs, None).is_empty());
         assert_eq!(
@@ -1024,8 +999,8 @@ mod tests {
 
     #[test]
     fn usages_count_implementations_and_leave_out_blind_members_elsewhere() {
-        let host = Mem {
-            defs: vec![
+        let host = MemHost {
+            symbols: vec![
                 def("k::Shape", "trait", None, "src/s.rs"),
                 def("k::Shape::area", "method", Some("Shape"), "src/s.rs"),
                 def("k::Circle::area", "method", Some("Circle"), "src/s.rs"),
@@ -1043,6 +1018,8 @@ mod tests {
                 site("area", "src/lib.rs", "call", Some("Circle"), "k::g"),
                 site("Shape", "src/lib.rs", "use", Some("crate"), "k"),
             ],
+            sites_as_set: true,
+            ..MemHost::default()
         };
         let n = NameIndex::load(&host, "area", &["k::Shape::area"], false).unwrap();
         assert!(n.scope.trait_owners.contains("Shape"));
@@ -1056,8 +1033,8 @@ mod tests {
 
     #[test]
     fn an_impls_associated_type_answers_with_its_trait_item_and_siblings() {
-        let host = Mem {
-            defs: vec![
+        let host = MemHost {
+            symbols: vec![
                 def("k::Resolve::Out", "type_alias", Some("Resolve"), "src/r.rs"),
                 def("k::A::Out", "type_alias", Some("A"), "src/r.rs"),
                 def("k::B::Out", "type_alias", Some("B"), "src/r.rs"),
@@ -1080,6 +1057,8 @@ mod tests {
                 ),
                 site("Out", "src/r.rs", "type", Some("Self"), "k::B::run"),
             ],
+            sites_as_set: true,
+            ..MemHost::default()
         };
         // No host call is needed to know `Resolve` is a trait: `impl Resolve for A` says so.
         let n = NameIndex::load(&host, "Out", &["k::A::Out"], false).unwrap();

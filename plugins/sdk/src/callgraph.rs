@@ -70,13 +70,19 @@ impl Provenance {
     }
 }
 
+/// A name's distinct definitions and usage sites, as read.
+type NameRows = Rc<(Vec<Sym>, Vec<Site>)>;
+
+/// A name and the lookups its scope took.
+type FocusKey = (String, (Vec<String>, Vec<String>));
+
 pub struct CallGraph<'h, H: Host + ?Sized> {
     host: &'h H,
     /// A name's distinct definitions and usage sites, as read.
-    read: HashMap<String, Rc<(Vec<Sym>, Vec<Site>)>>,
+    read: HashMap<String, NameRows>,
     /// Indices around a focus, by name and the lookups their scope took: foci whose
     /// scopes are equal share one index.
-    focused: HashMap<(String, (Vec<String>, Vec<String>)), Rc<Focused>>,
+    focused: HashMap<FocusKey, Rc<Focused>>,
     /// Indices for attributing a call's target ([`NameIndex::load_if_defined`]).
     defined: HashMap<String, Rc<NameIndex>>,
     symbols: HashMap<String, Option<Sym>>,
@@ -469,7 +475,7 @@ fn trait_item_of(names: &NameIndex, set: &[usize]) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::host::Site;
-    use crate::testing::def;
+    use crate::testing::{MemHost, def};
 
     fn edge(kind: &str, from: &str, to: &str, q: Option<&str>, site: &str, file: &str) -> Edge {
         Edge {
@@ -540,57 +546,7 @@ mod tests {
         );
     }
 
-    struct Mem {
-        defs: Vec<Sym>,
-        edges: Vec<Edge>,
-        /// (name, site)
-        sites: Vec<(String, Site)>,
-    }
-
-    impl Host for Mem {
-        fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-            Ok(self
-                .defs
-                .iter()
-                .filter(|d| d.name == name)
-                .cloned()
-                .collect())
-        }
-        fn symbols_by_qualified_name(&self, q: &str) -> ToolResult<Vec<Sym>> {
-            Ok(self
-                .defs
-                .iter()
-                .filter(|d| d.qualified_name == q)
-                .cloned()
-                .collect())
-        }
-        fn references_to_name(&self, name: &str, _: bool) -> ToolResult<Vec<Site>> {
-            Ok(self
-                .sites
-                .iter()
-                .filter(|(n, _)| n == name)
-                .map(|(_, s)| s.clone())
-                .collect())
-        }
-        fn edges_from(&self, q: &str) -> ToolResult<Vec<Edge>> {
-            Ok(self
-                .edges
-                .iter()
-                .filter(|e| e.from_symbol == q)
-                .cloned()
-                .collect())
-        }
-        fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
-            Ok(self
-                .edges
-                .iter()
-                .filter(|e| e.to_name == name)
-                .cloned()
-                .collect())
-        }
-    }
-
-    fn shapes() -> Mem {
+    fn shapes() -> MemHost {
         let implements = |owner: &str| {
             (
                 "area".to_string(),
@@ -616,8 +572,8 @@ mod tests {
                 },
             )
         };
-        Mem {
-            defs: vec![
+        MemHost {
+            symbols: vec![
                 def("k::Shape", "trait", None, "src/s.rs"),
                 def("k::Shape::area", "method", Some("Shape"), "src/s.rs"),
                 def("k::Circle::area", "method", Some("Circle"), "src/s.rs"),
@@ -667,6 +623,7 @@ mod tests {
                 named("Shape", "src/lib.rs"),
                 named("Circle", "src/lib.rs"),
             ],
+            ..MemHost::default()
         }
     }
 
@@ -727,9 +684,9 @@ mod tests {
         assert!(g.symbol("k::nothing").unwrap().is_none());
     }
 
-    /// [`Mem`] noting which names' sites and edges are read.
+    /// A [`MemHost`] noting which names' sites and edges are read.
     struct Counting<'a> {
-        mem: &'a Mem,
+        mem: &'a MemHost,
         reads: std::cell::RefCell<Vec<String>>,
     }
 

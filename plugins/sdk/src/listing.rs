@@ -351,12 +351,12 @@ mod tests {
         assert_eq!(all.see_also("pulse", ""), "");
     }
 
-    struct Words;
-    impl Host for Words {
-        // Counts one token per item, so the budget is a number of items (plus the
-        // answer's other fields).
-        fn count_tokens(&self, text: &str) -> u32 {
-            text.matches('w').count() as u32
+    /// Counts one token per item, so the budget is a number of items (plus the
+    /// answer's other fields).
+    fn words_host() -> crate::testing::MemHost {
+        crate::testing::MemHost {
+            token_counter: Some(|text| text.matches('w').count() as u32),
+            ..Default::default()
         }
     }
 
@@ -369,7 +369,7 @@ mod tests {
             ..Ctx::default()
         };
         assert_eq!(
-            paginate_for(&Words, &ctx, &items, 5, render),
+            paginate_for(&words_host(), &ctx, &items, 5, render),
             items[5..15].join(" ")
         );
         let unlimited = Ctx {
@@ -377,7 +377,7 @@ mod tests {
             ..Ctx::default()
         };
         assert_eq!(
-            paginate_for(&Words, &unlimited, &items, 0, render),
+            paginate_for(&words_host(), &unlimited, &items, 0, render),
             items.join(" ")
         );
     }

@@ -1,7 +1,580 @@
-//! Builders for routers' native tests over an in-memory [`Host`](crate::host::Host):
-//! the index rows a test host hands out, written as briefly as a test reads them.
+//! Routers' native tests over one in-memory [`Host`]: [`MemHost`], the rows and files
+//! a test sets, answered as the real host answers them; and builders for those rows,
+//! written as briefly as a test reads them.
 
-use crate::host::{Edge, Site, Sym};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::host::{
+    CatalogProject, DecisionRow, DepSym, Document, Edge, Facts, Host, LockedCrate, RepoState,
+    SearchHit, SearchPage, SearchScope, Site, Sym, TextMatch, TextMatches,
+};
+use crate::{ToolError, ToolResult};
+
+/// How a [`MemHost`] scores a definition for a search query: (score, the query's
+/// terms it matched); a score of 0 leaves it out.
+pub type Scorer = fn(query: &str, symbol: &Sym) -> (f32, Vec<String>);
+
+/// An in-memory host: what a test sets, answered as the real host answers it. Every
+/// interface answers from its fields, empty by default; one named in
+/// [`missing`](Self::missing) answers with an error, like a host without it.
+///
+/// Index rows keep the order they were set in, except a file's definitions (by line, as
+/// the host reads a file) and a name's usage sites (by file and line, unless
+/// [`sites_as_set`](Self::sites_as_set)).
+#[derive(Default)]
+pub struct MemHost {
+    /// Definitions of the project.
+    pub symbols: Vec<Sym>,
+    /// Usage sites, each with the name it uses.
+    pub sites: Vec<(String, Site)>,
+    /// `calls` / `implements` / `instantiates` / `reexports` edges.
+    pub edges: Vec<Edge>,
+    /// Whether each edge is a usage site of its target too (before [`sites`](Self::sites)),
+    /// so a fixture writes a call once.
+    pub edges_are_sites: bool,
+    /// Whether a name's usage sites keep the order they were set in (edges' first),
+    /// instead of the host's: by file and line.
+    pub sites_as_set: bool,
+    /// Project files by path relative to the root: `read_lines`, line texts, the
+    /// documents listed, decision files written.
+    pub files: RefCell<BTreeMap<String, String>>,
+    /// Files that failed to parse.
+    pub parse_errors: Vec<String>,
+    /// `None`: counted from the rows (files named by definitions, sites and files, parse
+    /// failures, definitions, usage sites).
+    pub facts: Option<Facts>,
+    /// The crates the project locks.
+    pub locked: Vec<LockedCrate>,
+    /// Definitions in dependency crates.
+    pub deps: Vec<DepSym>,
+    /// How `search` scores a definition; `None`: [`word_score`].
+    pub scorer: Option<Scorer>,
+    /// Every search asked: (query, offset, limit).
+    pub searches: RefCell<Vec<(String, u32, u32)>>,
+    /// The documents' modification time.
+    pub modified_ms: u64,
+    /// Decision rows.
+    pub decisions: RefCell<Vec<DecisionRow>>,
+    /// Registered projects (the `catalog` interface).
+    pub catalog: Vec<CatalogProject>,
+    /// Working trees by project slug: `Ok(None)` outside git, `Err` when git fails.
+    pub repos: BTreeMap<String, Result<Option<RepoState>, ToolError>>,
+    /// Text files of registered projects, by (slug, path).
+    pub catalog_files: BTreeMap<(String, String), String>,
+    /// How the host counts tokens; `None`: the default estimate (4 bytes a token).
+    pub token_counter: Option<fn(&str) -> u32>,
+    /// Interfaces the host lacks: `index`, `edges` (the index's edge reads, which older
+    /// hosts lack), `files`, `dependencies`, `search`, `docs`, `docs-write`, `git`,
+    /// `catalog`.
+    pub missing: BTreeSet<&'static str>,
+}
+
+impl MemHost {
+    /// A usage site of `name`.
+    pub fn add_site(&mut self, name: &str, site: Site) {
+        self.sites.push((name.to_string(), site));
+    }
+
+    /// A project file.
+    pub fn add_file(&mut self, path: &str, text: impl Into<String>) {
+        self.files.get_mut().insert(path.to_string(), text.into());
+    }
+
+    /// With a project file.
+    pub fn with_file(mut self, path: &str, text: impl Into<String>) -> MemHost {
+        self.add_file(path, text);
+        self
+    }
+
+    /// Without `interface` (see [`missing`](Self::missing)).
+    pub fn lacking(mut self, interface: &'static str) -> MemHost {
+        self.missing.insert(interface);
+        self
+    }
+
+    fn has(&self, interface: &str) -> ToolResult<()> {
+        if self.missing.contains(interface) {
+            return Err(ToolError::internal(format!(
+                "the host interface `{interface}` is not available to this router"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The stored path `path` names: itself, or one it ends with as whole components
+    /// (an absolute path under the root).
+    fn file_key(&self, path: &str) -> Option<String> {
+        let files = self.files.borrow();
+        files
+            .keys()
+            .find(|k| path == k.as_str() || path.ends_with(&format!("/{k}")))
+            .cloned()
+    }
+
+    fn line_of(&self, path: &str, line: u32) -> Option<String> {
+        let key = self.file_key(path)?;
+        let files = self.files.borrow();
+        let text = files[&key].lines().nth(line.checked_sub(1)? as usize)?;
+        Some(text.trim().to_string())
+    }
+}
+
+/// Cargo's crate-name comparison: `-` and `_` alike, any case.
+fn same_crate(a: &str, b: &str) -> bool {
+    a.replace('-', "_")
+        .eq_ignore_ascii_case(&b.replace('-', "_"))
+}
+
+/// The lower-case words of `text`, split at non-alphanumerics and lower-to-upper case
+/// changes.
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if !c.is_alphanumeric() {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// The default search score: 2 for each query word in the definition's name, 1/3 for
+/// one in its path, signature or doc.
+pub fn word_score(query: &str, s: &Sym) -> (f32, Vec<String>) {
+    let name = words(&s.name);
+    let rest = words(&format!(
+        "{} {} {}",
+        s.qualified_name,
+        s.signature,
+        s.docstring.as_deref().unwrap_or("")
+    ));
+    let mut score = 0.0;
+    let mut matched = Vec::new();
+    for q in words(query) {
+        let mut hit = false;
+        if name.contains(&q) {
+            score += 2.0;
+            hit = true;
+        }
+        if rest.contains(&q) {
+            score += 1.0 / 3.0;
+            hit = true;
+        }
+        if hit && !matched.contains(&q) {
+            matched.push(q);
+        }
+    }
+    (score, matched)
+}
+
+impl Host for MemHost {
+    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
+        self.has("index")?;
+        Ok(self
+            .symbols
+            .iter()
+            .filter(|s| s.name == name)
+            .cloned()
+            .collect())
+    }
+
+    /// The qualified name, or one ending with `::qualified_name`.
+    fn symbols_by_qualified_name(&self, qualified_name: &str) -> ToolResult<Vec<Sym>> {
+        self.has("index")?;
+        let suffix = format!("::{qualified_name}");
+        Ok(self
+            .symbols
+            .iter()
+            .filter(|s| s.qualified_name == qualified_name || s.qualified_name.ends_with(&suffix))
+            .cloned()
+            .collect())
+    }
+
+    fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
+        self.has("index")?;
+        let edge_sites = self
+            .edges
+            .iter()
+            .filter(|e| self.edges_are_sites && e.to_name == name)
+            .map(crate::attribution::edge_site);
+        let named = self
+            .sites
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, s)| s.clone());
+        let mut out: Vec<Site> = edge_sites
+            .chain(named)
+            .map(|mut s| {
+                s.line_text = if with_line_text {
+                    self.line_of(&s.file_path, s.line)
+                } else {
+                    None
+                };
+                s
+            })
+            .collect();
+        if !self.sites_as_set {
+            out.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
+        }
+        Ok(out)
+    }
+
+    /// A file is indexed when a definition is in it or it is one of the files.
+    fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
+        self.has("index")?;
+        let of = |s: &&Sym| {
+            file_path == s.file_path || file_path.ends_with(&format!("/{}", s.file_path))
+        };
+        let mut out: Vec<Sym> = self.symbols.iter().filter(of).cloned().collect();
+        if out.is_empty() && self.file_key(file_path).is_none() {
+            return Err(ToolError::not_found(format!("{file_path} is not indexed")));
+        }
+        out.sort_by_key(|s| s.start_line);
+        Ok(out)
+    }
+
+    fn file_has_parse_errors(&self, file_path: &str) -> ToolResult<bool> {
+        self.has("index")?;
+        Ok(self.parse_errors.iter().any(|f| f == file_path))
+    }
+
+    fn index_facts(&self) -> ToolResult<Facts> {
+        self.has("index")?;
+        if let Some(facts) = &self.facts {
+            return Ok(facts.clone());
+        }
+        let mut files: BTreeSet<&str> = self.symbols.iter().map(|s| s.file_path.as_str()).collect();
+        files.extend(self.sites.iter().map(|(_, s)| s.file_path.as_str()));
+        let stored = self.files.borrow();
+        files.extend(stored.keys().map(String::as_str));
+        Ok(Facts {
+            files: files.len() as u32,
+            parse_failures: self.parse_errors.len() as u32,
+            symbols: self.symbols.len() as u32,
+            references: self.sites.len() as u32,
+            indexed_at: None,
+        })
+    }
+
+    fn edges_from(&self, qualified_name: &str) -> ToolResult<Vec<Edge>> {
+        self.has("index")?;
+        self.has("edges")?;
+        Ok(self
+            .edges
+            .iter()
+            .filter(|e| e.from_symbol == qualified_name)
+            .cloned()
+            .collect())
+    }
+
+    fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
+        self.has("index")?;
+        self.has("edges")?;
+        Ok(self
+            .edges
+            .iter()
+            .filter(|e| e.to_name == name)
+            .cloned()
+            .collect())
+    }
+
+    fn count_tokens(&self, text: &str) -> u32 {
+        match self.token_counter {
+            Some(count) => count(text),
+            None => (text.len() as u32).div_ceil(4),
+        }
+    }
+
+    /// As the host reads: lines are 1-based, at most 5,000 a call.
+    fn read_lines(&self, file_path: &str, start: u32, end: u32) -> ToolResult<Vec<String>> {
+        self.has("files")?;
+        if start == 0 || end < start {
+            return Err(ToolError::invalid(format!(
+                "lines {start}-{end}: lines are 1-based and the end may not precede the start"
+            )));
+        }
+        let key = self
+            .file_key(file_path)
+            .ok_or_else(|| ToolError::not_found(format!("{file_path}: no such file")))?;
+        let end = end.min(start.saturating_add(4_999));
+        Ok(self.files.borrow()[&key]
+            .lines()
+            .skip(start as usize - 1)
+            .take((end - start + 1) as usize)
+            .map(String::from)
+            .collect())
+    }
+
+    fn locked_crates(&self) -> ToolResult<Vec<LockedCrate>> {
+        self.has("dependencies")?;
+        Ok(self.locked.clone())
+    }
+
+    fn crate_symbols(&self, crate_name: &str, version: Option<&str>) -> ToolResult<Vec<DepSym>> {
+        self.has("dependencies")?;
+        Ok(self
+            .deps
+            .iter()
+            .filter(|d| {
+                same_crate(&d.crate_name, crate_name)
+                    && version.is_none_or(|v| d.crate_version == v)
+            })
+            .cloned()
+            .collect())
+    }
+
+    fn dependency_symbols_by_name(
+        &self,
+        name: &str,
+        crate_name: Option<&str>,
+    ) -> ToolResult<Vec<DepSym>> {
+        self.has("dependencies")?;
+        Ok(self
+            .deps
+            .iter()
+            .filter(|d| {
+                d.symbol.name == name && crate_name.is_none_or(|c| same_crate(c, &d.crate_name))
+            })
+            .cloned()
+            .collect())
+    }
+
+    /// The definitions the scorer scores above 0, best first (then by qualified name);
+    /// a crate neither locked nor among the dependencies is not found.
+    fn search(
+        &self,
+        query: &str,
+        scope: SearchScope,
+        crate_name: Option<&str>,
+        offset: u32,
+        limit: u32,
+    ) -> ToolResult<SearchPage> {
+        self.has("search")?;
+        self.searches
+            .borrow_mut()
+            .push((query.to_string(), offset, limit));
+        if let Some(c) = crate_name
+            && scope == SearchScope::Dependencies
+            && !self.locked.iter().any(|l| same_crate(&l.name, c))
+            && !self.deps.iter().any(|d| same_crate(&d.crate_name, c))
+        {
+            return Err(ToolError::not_found(format!(
+                "crate {c:?} is not locked by this project and no indexed version of it is cached"
+            )));
+        }
+        let pool: Vec<(&Sym, Option<&DepSym>)> = match scope {
+            SearchScope::Workspace => self.symbols.iter().map(|s| (s, None)).collect(),
+            SearchScope::Dependencies => self
+                .deps
+                .iter()
+                .filter(|d| crate_name.is_none_or(|c| same_crate(c, &d.crate_name)))
+                .map(|d| (&d.symbol, Some(d)))
+                .collect(),
+        };
+        let score = self.scorer.unwrap_or(word_score);
+        let mut hits: Vec<SearchHit> = pool
+            .into_iter()
+            .filter_map(|(s, dep)| {
+                let (score, matched) = score(query, s);
+                (score > 0.0).then(|| SearchHit {
+                    symbol: s.clone(),
+                    score,
+                    matched_terms: matched,
+                    crate_name: dep.map(|d| d.crate_name.clone()),
+                    crate_version: dep.map(|d| d.crate_version.clone()),
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.symbol.qualified_name.cmp(&b.symbol.qualified_name))
+        });
+        let total = hits.len() as u32;
+        Ok(SearchPage {
+            hits: hits
+                .into_iter()
+                .skip(offset as usize)
+                .take(limit as usize)
+                .collect(),
+            total,
+        })
+    }
+
+    /// The `.md` files directly in `dir`, by name.
+    fn list_documents(&self, dir: &str) -> ToolResult<Vec<Document>> {
+        self.has("docs")?;
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        Ok(self
+            .files
+            .borrow()
+            .iter()
+            .filter(|(p, _)| {
+                p.strip_prefix(&prefix)
+                    .is_some_and(|n| !n.contains('/') && n.ends_with(".md") && !n.starts_with('.'))
+            })
+            .map(|(p, t)| Document {
+                path: p.clone(),
+                text: t.clone(),
+                modified_ms: self.modified_ms,
+            })
+            .collect())
+    }
+
+    fn decision_rows(&self) -> ToolResult<Vec<DecisionRow>> {
+        self.has("docs")?;
+        Ok(self.decisions.borrow().clone())
+    }
+
+    /// A number already taken is refused.
+    fn insert_decision_row(&self, row: &DecisionRow) -> ToolResult<()> {
+        self.has("docs-write")?;
+        if self
+            .decisions
+            .borrow()
+            .iter()
+            .any(|r| r.number == row.number)
+        {
+            return Err(ToolError::invalid(format!(
+                "the project already has a decision numbered {}",
+                row.number
+            )));
+        }
+        self.decisions.borrow_mut().push(row.clone());
+        Ok(())
+    }
+
+    fn delete_decision_rows(&self, number: u32) -> ToolResult<u32> {
+        self.has("docs-write")?;
+        let mut rows = self.decisions.borrow_mut();
+        let before = rows.len();
+        rows.retain(|r| r.number != number);
+        Ok((before - rows.len()) as u32)
+    }
+
+    /// A new file in `docs/adr`, named without a path.
+    fn create_decision_file(&self, file_name: &str, text: &str) -> ToolResult<()> {
+        self.has("docs-write")?;
+        if file_name.contains(['/', '\\']) || !file_name.ends_with(".md") {
+            return Err(ToolError::invalid(format!(
+                "{file_name:?} is not a decision file name"
+            )));
+        }
+        let path = format!("docs/adr/{file_name}");
+        let mut files = self.files.borrow_mut();
+        if files.contains_key(&path) {
+            return Err(ToolError::invalid(format!("{path} already exists")));
+        }
+        files.insert(path, text.to_string());
+        Ok(())
+    }
+
+    fn delete_decision_file(&self, file_name: &str) -> ToolResult<()> {
+        self.has("docs-write")?;
+        match self
+            .files
+            .borrow_mut()
+            .remove(&format!("docs/adr/{file_name}"))
+        {
+            Some(_) => Ok(()),
+            None => Err(ToolError::not_found(format!(
+                "no file docs/adr/{file_name}"
+            ))),
+        }
+    }
+
+    /// The working tree of `project` (by slug; `None`: the active project), with at most
+    /// the commits and changes asked for.
+    fn git_state(
+        &self,
+        project: Option<&str>,
+        commit_limit: u32,
+        change_limit: u32,
+    ) -> ToolResult<Option<RepoState>> {
+        self.has("git")?;
+        let slug = match project {
+            Some(p) => p.to_string(),
+            None => self
+                .catalog
+                .iter()
+                .find(|p| p.active)
+                .map(|p| p.slug.clone())
+                .ok_or_else(|| ToolError::not_found("no active project"))?,
+        };
+        match self.repos.get(&slug) {
+            None => Err(ToolError::not_found(format!("no project {slug}"))),
+            Some(Err(e)) => Err(e.clone()),
+            Some(Ok(None)) => Ok(None),
+            Some(Ok(Some(r))) => {
+                let mut r = r.clone();
+                r.commits.truncate(commit_limit as usize);
+                r.changes.truncate(change_limit as usize);
+                Ok(Some(r))
+            }
+        }
+    }
+
+    fn catalog_projects(&self) -> ToolResult<Vec<CatalogProject>> {
+        self.has("catalog")?;
+        Ok(self.catalog.clone())
+    }
+
+    /// At most `max_bytes`, cut at a character boundary.
+    fn read_text(&self, project: &str, path: &str, max_bytes: u32) -> ToolResult<Option<String>> {
+        self.has("catalog")?;
+        Ok(self
+            .catalog_files
+            .get(&(project.to_string(), path.to_string()))
+            .map(|t| {
+                let mut end = t.len().min(max_bytes as usize);
+                while !t.is_char_boundary(end) {
+                    end -= 1;
+                }
+                t[..end].to_string()
+            }))
+    }
+
+    /// Case-insensitive, files by path; stopped early at the limit.
+    fn grep(&self, project: &str, query: &str, limit: u32) -> ToolResult<TextMatches> {
+        self.has("catalog")?;
+        let query = query.to_lowercase();
+        let mut out = TextMatches::default();
+        for ((p, path), text) in &self.catalog_files {
+            if p != project {
+                continue;
+            }
+            out.files_searched += 1;
+            for (i, line) in text.lines().enumerate() {
+                if line.to_lowercase().contains(&query) {
+                    if out.matches.len() == limit as usize {
+                        out.stopped_early = true;
+                        return Ok(out);
+                    }
+                    out.matches.push(TextMatch {
+                        path: path.clone(),
+                        line: i as u32 + 1,
+                        text: line.trim().to_string(),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
 
 /// A definition named by the last segment of `qualified`, on lines 1–2 of `file`.
 pub fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym {
@@ -73,5 +646,41 @@ mod tests {
         );
         let e = edge("calls", "k::f", "area", "method_call", "src/a.rs", 3);
         assert_eq!((e.to_qualifier, e.to_name.as_str()), (None, "area"));
+    }
+
+    #[test]
+    fn the_mem_host_answers_from_its_rows_and_lacks_what_it_is_told_to() {
+        let mut h = MemHost {
+            symbols: vec![def("k::f", "function", None, "src/a.rs")],
+            edges: vec![edge("calls", "k::f", "g", "call", "src/b.rs", 2)],
+            edges_are_sites: true,
+            ..MemHost::default()
+        }
+        .with_file("src/b.rs", "fn x() {}\n  g();\n");
+        let (name, s) = site("g", "use", None, "k", "src/a.rs", 1);
+        h.add_site(&name, s);
+        let sites = h.references_to_name("g", true).unwrap();
+        let at: Vec<(&str, u32, Option<&str>)> = sites
+            .iter()
+            .map(|s| (s.file_path.as_str(), s.line, s.line_text.as_deref()))
+            .collect();
+        assert_eq!(at, [("src/a.rs", 1, None), ("src/b.rs", 2, Some("g();"))]);
+        assert_eq!(h.symbols_by_qualified_name("f").unwrap().len(), 1);
+        assert_eq!(h.read_lines("/r/src/b.rs", 2, 9).unwrap(), ["  g();"]);
+        assert!(h.read_lines("src/b.rs", 0, 1).is_err());
+        assert!(h.file_symbols("src/c.rs").is_err());
+        assert_eq!(h.index_facts().unwrap().files, 2);
+        assert!(h.edges_to("g").is_ok());
+        let page = h
+            .search("the f", SearchScope::Workspace, None, 0, 10)
+            .unwrap();
+        assert_eq!(
+            (page.total, page.hits[0].matched_terms.as_slice()),
+            (1, ["f".to_string()].as_slice())
+        );
+        assert_eq!(h.searches.borrow().len(), 1);
+        let h = h.lacking("edges");
+        assert!(h.edges_to("g").is_err());
+        assert!(h.references_to_name("g", false).is_ok());
     }
 }

@@ -805,8 +805,7 @@ pub fn search_symbols<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> Too
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scryer_plugin_sdk::host::SearchPage;
-    use std::cell::RefCell;
+    use scryer_plugin_sdk::testing::MemHost;
 
     fn sym(qn: &str, kind: &str, file: &str, line: u32, sig: &str, doc: Option<&str>) -> Sym {
         Sym {
@@ -822,256 +821,146 @@ mod tests {
         }
     }
 
-    /// An in-memory host: symbols in the workspace and in locked crates, and a search
-    /// that scores a symbol by how many query words its name, path, signature and doc
-    /// hold (the name counting double), like the host's ranking in miniature.
-    #[derive(Default)]
-    struct Mem {
-        workspace: Vec<Sym>,
-        deps: Vec<DepSym>,
-        locked: Vec<LockedCrate>,
-        /// Every query the host was asked: (text, offset, limit).
-        asked: RefCell<Vec<(String, u32, u32)>>,
-    }
-
-    impl Mem {
-        fn fixture() -> Mem {
-            Mem {
-                workspace: vec![
-                    sym(
-                        "demo::total_area",
-                        "function",
-                        "src/lib.rs",
-                        9,
-                        "pub fn total_area(shapes: &[Box<dyn Shape>]) -> f64",
-                        Some("Sums the areas of all shapes."),
-                    ),
-                    sym(
-                        "demo::shapes::Shape",
-                        "trait",
-                        "src/shapes.rs",
-                        4,
-                        "pub trait Shape",
-                        Some("Anything with an area."),
-                    ),
-                    sym(
-                        "demo::shapes::Circle",
-                        "struct",
-                        "src/shapes.rs",
-                        9,
-                        "pub struct Circle",
-                        Some("A circle."),
-                    ),
-                    sym(
-                        "demo::shapes::Circle::area",
-                        "method",
-                        "src/shapes.rs",
-                        21,
-                        "fn area(&self) -> f64",
-                        None,
-                    ),
-                    sym(
-                        "demo::shapes::Square::area",
-                        "method",
-                        "src/shapes.rs",
-                        37,
-                        "fn area(&self) -> f64",
-                        None,
-                    ),
-                    sym(
-                        "demo::util::describe",
-                        "function",
-                        "src/util.rs",
-                        6,
-                        "pub fn describe(area: f64) -> String",
-                        Some("Formats an area for people."),
-                    ),
-                    sym(
-                        "demo::util::count_up",
-                        "function",
-                        "src/util.rs",
-                        18,
-                        "pub fn count_up() -> u32",
-                        None,
-                    ),
-                    sym(
-                        "demo::util::tick",
-                        "function",
-                        "src/util.rs",
-                        14,
-                        "pub fn tick(n: u32) -> u32",
-                        None,
-                    ),
-                ],
-                ..Mem::default()
-            }
-        }
-
-        fn with_hex(mut self) -> Mem {
-            let dir = "/registry/hex-0.4.3/src";
-            self.deps = vec![
-                DepSym {
-                    crate_name: "hex".into(),
-                    crate_version: "0.4.3".into(),
-                    symbol: sym(
-                        "hex::encode",
-                        "function",
-                        &format!("{dir}/lib.rs"),
-                        140,
-                        "pub fn encode<T: AsRef<[u8]>>(data: T) -> String",
-                        Some("Encodes data as hex string."),
-                    ),
-                },
-                DepSym {
-                    crate_name: "hex".into(),
-                    crate_version: "0.4.3".into(),
-                    symbol: sym(
-                        "hex::decode",
-                        "function",
-                        &format!("{dir}/lib.rs"),
-                        220,
-                        "pub fn decode<T: AsRef<[u8]>>(data: T) -> Result<Vec<u8>, FromHexError>",
-                        Some("Decodes a hex string into raw bytes."),
-                    ),
-                },
-            ];
-            self.locked = vec![LockedCrate {
-                name: "hex".into(),
-                version: "0.4.3".into(),
-                indexed: true,
-                note: None,
-                symbols: 2,
-            }];
-            self
-        }
-
-        fn score(query: &[String], s: &Sym) -> (f32, Vec<String>) {
-            let name = terms::terms(&s.name);
-            let rest = terms::terms(&format!(
-                "{} {} {}",
-                s.qualified_name,
-                s.signature,
-                s.docstring.as_deref().unwrap_or("")
-            ));
-            let mut score = 0.0;
-            let mut matched = Vec::new();
-            for q in query {
-                let mut hit = false;
-                if name.contains(q) {
-                    score += 2.0;
-                    hit = true;
-                }
-                if rest.contains(q) {
-                    score += 1.0 / 3.0;
-                    hit = true;
-                }
-                if hit {
-                    matched.push(q.clone());
-                }
-            }
-            (score, matched)
+    /// The SDK's in-memory host, its search scoring a symbol by how many query words its
+    /// name, path, signature and doc hold (the name counting double), like the host's
+    /// ranking in miniature.
+    fn fixture() -> MemHost {
+        MemHost {
+            scorer: Some(score),
+            symbols: vec![
+                sym(
+                    "demo::total_area",
+                    "function",
+                    "src/lib.rs",
+                    9,
+                    "pub fn total_area(shapes: &[Box<dyn Shape>]) -> f64",
+                    Some("Sums the areas of all shapes."),
+                ),
+                sym(
+                    "demo::shapes::Shape",
+                    "trait",
+                    "src/shapes.rs",
+                    4,
+                    "pub trait Shape",
+                    Some("Anything with an area."),
+                ),
+                sym(
+                    "demo::shapes::Circle",
+                    "struct",
+                    "src/shapes.rs",
+                    9,
+                    "pub struct Circle",
+                    Some("A circle."),
+                ),
+                sym(
+                    "demo::shapes::Circle::area",
+                    "method",
+                    "src/shapes.rs",
+                    21,
+                    "fn area(&self) -> f64",
+                    None,
+                ),
+                sym(
+                    "demo::shapes::Square::area",
+                    "method",
+                    "src/shapes.rs",
+                    37,
+                    "fn area(&self) -> f64",
+                    None,
+                ),
+                sym(
+                    "demo::util::describe",
+                    "function",
+                    "src/util.rs",
+                    6,
+                    "pub fn describe(area: f64) -> String",
+                    Some("Formats an area for people."),
+                ),
+                sym(
+                    "demo::util::count_up",
+                    "function",
+                    "src/util.rs",
+                    18,
+                    "pub fn count_up() -> u32",
+                    None,
+                ),
+                sym(
+                    "demo::util::tick",
+                    "function",
+                    "src/util.rs",
+                    14,
+                    "pub fn tick(n: u32) -> u32",
+                    None,
+                ),
+            ],
+            ..MemHost::default()
         }
     }
 
-    impl Host for Mem {
-        fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-            Ok(self
-                .workspace
-                .iter()
-                .filter(|s| s.name == name)
-                .cloned()
-                .collect())
-        }
-        fn symbols_by_qualified_name(&self, qn: &str) -> ToolResult<Vec<Sym>> {
-            Ok(self
-                .workspace
-                .iter()
-                .filter(|s| path_matches(&s.qualified_name, qn))
-                .cloned()
-                .collect())
-        }
-        fn locked_crates(&self) -> ToolResult<Vec<LockedCrate>> {
-            Ok(self.locked.clone())
-        }
-        fn dependency_symbols_by_name(
-            &self,
-            name: &str,
-            crate_name: Option<&str>,
-        ) -> ToolResult<Vec<DepSym>> {
-            Ok(self
-                .deps
-                .iter()
-                .filter(|d| {
-                    d.symbol.name == name && crate_name.is_none_or(|c| same_crate(c, &d.crate_name))
-                })
-                .cloned()
-                .collect())
-        }
-        fn search(
-            &self,
-            query: &str,
-            scope: SearchScope,
-            crate_name: Option<&str>,
-            offset: u32,
-            limit: u32,
-        ) -> ToolResult<SearchPage> {
-            self.asked
-                .borrow_mut()
-                .push((query.to_string(), offset, limit));
-            if let Some(c) = crate_name
-                && scope == SearchScope::Dependencies
-                && !self.locked.iter().any(|l| same_crate(&l.name, c))
-                && !self.deps.iter().any(|d| same_crate(&d.crate_name, c))
-            {
-                return Err(ToolError::not_found(format!(
-                    "crate {c:?} is not locked by this project and no indexed version of it is cached"
-                )));
+    fn with_hex(mut h: MemHost) -> MemHost {
+        let dir = "/registry/hex-0.4.3/src";
+        h.deps = vec![
+            DepSym {
+                crate_name: "hex".into(),
+                crate_version: "0.4.3".into(),
+                symbol: sym(
+                    "hex::encode",
+                    "function",
+                    &format!("{dir}/lib.rs"),
+                    140,
+                    "pub fn encode<T: AsRef<[u8]>>(data: T) -> String",
+                    Some("Encodes data as hex string."),
+                ),
+            },
+            DepSym {
+                crate_name: "hex".into(),
+                crate_version: "0.4.3".into(),
+                symbol: sym(
+                    "hex::decode",
+                    "function",
+                    &format!("{dir}/lib.rs"),
+                    220,
+                    "pub fn decode<T: AsRef<[u8]>>(data: T) -> Result<Vec<u8>, FromHexError>",
+                    Some("Decodes a hex string into raw bytes."),
+                ),
+            },
+        ];
+        h.locked = vec![LockedCrate {
+            name: "hex".into(),
+            version: "0.4.3".into(),
+            indexed: true,
+            note: None,
+            symbols: 2,
+        }];
+        h
+    }
+
+    fn score(query: &str, s: &Sym) -> (f32, Vec<String>) {
+        let query = terms::terms(query);
+        let name = terms::terms(&s.name);
+        let rest = terms::terms(&format!(
+            "{} {} {}",
+            s.qualified_name,
+            s.signature,
+            s.docstring.as_deref().unwrap_or("")
+        ));
+        let mut score = 0.0;
+        let mut matched = Vec::new();
+        for q in &query {
+            let mut hit = false;
+            if name.contains(q) {
+                score += 2.0;
+                hit = true;
             }
-            let words = terms::terms(query);
-            let pool: Vec<(Sym, Option<(String, String)>)> = match scope {
-                SearchScope::Workspace => {
-                    self.workspace.iter().map(|s| (s.clone(), None)).collect()
-                }
-                SearchScope::Dependencies => self
-                    .deps
-                    .iter()
-                    .filter(|d| crate_name.is_none_or(|c| same_crate(c, &d.crate_name)))
-                    .map(|d| {
-                        (
-                            d.symbol.clone(),
-                            Some((d.crate_name.clone(), d.crate_version.clone())),
-                        )
-                    })
-                    .collect(),
-            };
-            let mut hits: Vec<SearchHit> = pool
-                .into_iter()
-                .filter_map(|(s, krate)| {
-                    let (score, matched) = Mem::score(&words, &s);
-                    (score > 0.0).then(|| SearchHit {
-                        symbol: s,
-                        score,
-                        matched_terms: matched,
-                        crate_name: krate.as_ref().map(|k| k.0.clone()),
-                        crate_version: krate.map(|k| k.1),
-                    })
-                })
-                .collect();
-            hits.sort_by(|a, b| {
-                b.score
-                    .total_cmp(&a.score)
-                    .then_with(|| a.symbol.qualified_name.cmp(&b.symbol.qualified_name))
-            });
-            let total = hits.len() as u32;
-            Ok(SearchPage {
-                hits: hits
-                    .into_iter()
-                    .skip(offset as usize)
-                    .take(limit as usize)
-                    .collect(),
-                total,
-            })
+            if rest.contains(q) {
+                score += 1.0 / 3.0;
+                hit = true;
+            }
+            if hit {
+                matched.push(q.clone());
+            }
         }
+        (score, matched)
     }
 
     fn ctx() -> Ctx {
@@ -1081,11 +970,11 @@ mod tests {
         }
     }
 
-    fn call(host: &Mem, args: Value) -> ToolResult<Value> {
+    fn call(host: &MemHost, args: Value) -> ToolResult<Value> {
         call_ctx(host, args, &ctx())
     }
 
-    fn call_ctx(host: &Mem, args: Value, ctx: &Ctx) -> ToolResult<Value> {
+    fn call_ctx(host: &MemHost, args: Value, ctx: &Ctx) -> ToolResult<Value> {
         let body = search_symbols(host, &Args::from_value(args).unwrap(), ctx)?;
         Ok(serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}")))
     }
@@ -1103,7 +992,7 @@ mod tests {
 
     #[test]
     fn a_word_of_a_name_finds_it_with_its_matched_terms() {
-        let host = Mem::fixture();
+        let host = fixture();
         let v = call(&host, json!({"query": "count"})).unwrap();
         assert_eq!(names(&v), ["demo::util::count_up"]);
         let hit = &v["hits"][0];
@@ -1145,14 +1034,14 @@ mod tests {
     #[test]
     fn scores_have_two_decimals() {
         assert_eq!(round2(2.3333333), 2.33);
-        let host = Mem::fixture();
+        let host = fixture();
         let v = call(&host, json!({"query": "people"})).unwrap();
         assert_eq!(v["hits"][0]["score"], 0.33);
     }
 
     #[test]
     fn exactly_one_of_query_and_like_symbol() {
-        let host = Mem::fixture();
+        let host = fixture();
         let both = call(&host, json!({"query": "area", "like_symbol": "tick"})).unwrap_err();
         assert_eq!(both.kind, scryer_plugin_sdk::ErrorKind::InvalidArgument);
         assert!(
@@ -1173,22 +1062,25 @@ mod tests {
 
     #[test]
     fn a_query_with_nothing_searchable_is_refused() {
-        let host = Mem::fixture();
+        let host = fixture();
         for q in ["\u{301}\u{302}\u{303}", "\u{ffff}", ":: -> {}"] {
             let e = call(&host, json!({"query": q})).unwrap_err();
             assert_eq!(e.kind, scryer_plugin_sdk::ErrorKind::InvalidArgument);
             assert!(e.message.contains("nothing searchable"), "{}", e.message);
         }
-        assert!(host.asked.borrow().is_empty(), "the host was asked anyway");
+        assert!(
+            host.searches.borrow().is_empty(),
+            "the host was asked anyway"
+        );
     }
 
     #[test]
     fn a_huge_query_is_cut_before_the_host_sees_it() {
-        let host = Mem::fixture();
+        let host = fixture();
         let q = format!("count {}", "zzz ".repeat(250_000));
         let v = call(&host, json!({"query": q})).unwrap();
         assert_eq!(names(&v), ["demo::util::count_up"]);
-        let asked = host.asked.borrow();
+        let asked = host.searches.borrow();
         assert!(
             asked
                 .iter()
@@ -1203,7 +1095,7 @@ mod tests {
 
     #[test]
     fn like_symbol_compares_with_the_symbol_and_leaves_it_out() {
-        let host = Mem::fixture();
+        let host = fixture();
         let v = call(&host, json!({"like_symbol": "util::describe"})).unwrap();
         assert_eq!(v["like_symbol"]["qualified_name"], "demo::util::describe");
         let found = names(&v);
@@ -1214,7 +1106,7 @@ mod tests {
         // its words (area, f64, string, people...) reach the area methods and total_area
         assert!(found.contains(&"demo::total_area".to_string()), "{found:?}");
         assert_eq!(v["total"].as_u64().unwrap() as usize, found.len());
-        let asked = host.asked.borrow();
+        let asked = host.searches.borrow();
         assert!(
             asked[0].0.starts_with("describe util describe"),
             "{:?}",
@@ -1224,9 +1116,9 @@ mod tests {
 
     #[test]
     fn like_symbol_exclusion_keeps_pages_and_totals_consistent() {
-        let mut host = Mem::fixture();
+        let mut host = fixture();
         for i in 0..30 {
-            host.workspace.push(sym(
+            host.symbols.push(sym(
                 &format!("demo::gen::area_{i:02}"),
                 "function",
                 "src/gen.rs",
@@ -1274,7 +1166,7 @@ mod tests {
 
     #[test]
     fn an_unknown_like_symbol_is_not_found_by_name() {
-        let host = Mem::fixture();
+        let host = fixture();
         let e = call(&host, json!({"like_symbol": "Hexagon"})).unwrap_err();
         assert_eq!(e.kind, scryer_plugin_sdk::ErrorKind::NotFound);
         assert!(e.message.contains("\"Hexagon\""), "{}", e.message);
@@ -1296,7 +1188,7 @@ mod tests {
 
     #[test]
     fn an_ambiguous_like_symbol_picks_one_and_names_the_others() {
-        let host = Mem::fixture();
+        let host = fixture();
         let v = call(&host, json!({"like_symbol": "area"})).unwrap();
         assert_eq!(
             v["like_symbol"]["qualified_name"],
@@ -1312,7 +1204,7 @@ mod tests {
 
     #[test]
     fn pages_follow_next_offset_to_the_end() {
-        let host = Mem::fixture();
+        let host = fixture();
         let first = call(&host, json!({"query": "area", "limit": 2})).unwrap();
         let total = first["total"].as_u64().unwrap();
         assert!(total > 2);
@@ -1342,7 +1234,7 @@ mod tests {
 
     #[test]
     fn the_kind_filter_pages_what_it_keeps_and_explains_an_empty_result() {
-        let host = Mem::fixture();
+        let host = fixture();
         let v = call(&host, json!({"query": "area", "kind": "method"})).unwrap();
         assert_eq!(
             names(&v),
@@ -1377,7 +1269,7 @@ mod tests {
 
     #[test]
     fn nothing_matched_names_the_terms() {
-        let host = Mem::fixture();
+        let host = fixture();
         let v = call(&host, json!({"query": "frobnicateWidget"})).unwrap();
         assert_eq!(v["total"], 0);
         assert!(
@@ -1390,7 +1282,7 @@ mod tests {
 
     #[test]
     fn dependency_hits_carry_their_crate_and_empty_scopes_say_why() {
-        let host = Mem::fixture().with_hex();
+        let host = with_hex(fixture());
         let v = call(
             &host,
             json!({"query": "decode hex", "scope_level": "dependencies"}),
@@ -1431,7 +1323,7 @@ mod tests {
             e.message
         );
 
-        let mut pending = Mem::fixture().with_hex();
+        let mut pending = with_hex(fixture());
         pending.deps.clear();
         pending.locked[0].indexed = false;
         let v = call(&pending, json!({"query": "encode", "scope_level": "deps"})).unwrap();
@@ -1449,7 +1341,7 @@ mod tests {
             "{v}"
         );
 
-        let bare = Mem::fixture();
+        let bare = fixture();
         let v = call(
             &bare,
             json!({"query": "encode", "scope_level": "dependencies"}),
@@ -1464,7 +1356,7 @@ mod tests {
 
     #[test]
     fn like_symbol_falls_back_to_dependency_symbols_in_the_dependency_scope() {
-        let host = Mem::fixture().with_hex();
+        let host = with_hex(fixture());
         let v = call(
             &host,
             json!({"like_symbol": "hex::decode", "scope_level": "dependencies"}),
@@ -1473,7 +1365,7 @@ mod tests {
         assert_eq!(v["like_symbol"]["crate_name"], "hex");
         assert_eq!(names(&v), ["hex::encode"]);
         // a public path that re-exports a deeper definition finds it by name in the crate
-        let mut nested = Mem::fixture().with_hex();
+        let mut nested = with_hex(fixture());
         nested.deps[1].symbol.qualified_name = "hex::codec::decode".into();
         let v = call(
             &nested,
@@ -1493,7 +1385,7 @@ mod tests {
 
     #[test]
     fn a_small_budget_keeps_a_prefix_and_points_at_the_rest() {
-        let host = Mem::fixture();
+        let host = fixture();
         let tight = Ctx {
             budget: Some(110),
             ..Ctx::default()
@@ -1517,7 +1409,7 @@ mod tests {
 
     #[test]
     fn text_format_is_a_header_and_one_line_per_hit() {
-        let host = Mem::fixture();
+        let host = fixture();
         let ctx = Ctx {
             format: Format::Text,
             budget: Some(1500),
