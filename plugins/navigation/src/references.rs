@@ -127,18 +127,20 @@ pub fn find_references(
             host,
             &q,
             ctx,
-            None,
-            &group,
-            group.len(),
             &facts,
-            vec![format!(
-                "`{}` has no definition in {project}: it likely comes from a dependency or std; these {} usages match by name only",
-                q.symbol.name,
-                sites.len()
-            )],
-            &Precision::heuristic(Some(
-                "no definition in the project to ask precise data about".into(),
-            )),
+            Answer {
+                def: None,
+                group: &group,
+                name_matched: group.len(),
+                notes: vec![format!(
+                    "`{}` has no definition in {project}: it likely comes from a dependency or std; these {} usages match by name only",
+                    q.symbol.name,
+                    sites.len()
+                )],
+                precision: &Precision::heuristic(Some(
+                    "no definition in the project to ask precise data about".into(),
+                )),
+            },
         );
     }
 
@@ -184,12 +186,14 @@ pub fn find_references(
             host,
             &q,
             ctx,
-            Some(&defs_all[c]),
-            &group,
-            name_matched,
             &facts,
-            notes,
-            &precision,
+            Answer {
+                def: Some(&defs_all[c]),
+                group: &group,
+                name_matched,
+                notes,
+                precision: &precision,
+            },
         );
     }
 
@@ -234,51 +238,41 @@ struct Item {
     text: String,
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What an answer about one definition (or about a name with none) is made from.
+struct Answer<'a> {
+    /// The definition; `None`: the name has no definition in the project.
+    def: Option<&'a Sym>,
+    /// The usages, each with how it is tied.
+    group: &'a [(&'a Site, Tie)],
+    /// How many of the usages only the name ties.
+    name_matched: usize,
+    notes: Vec<String>,
+    precision: &'a Precision,
+}
+
+/// One definition's usages (or a name's) in the asked view, paged and fitted to the budget.
 fn render_group(
     host: &(impl Host + ?Sized),
     q: &Query,
     ctx: &Ctx,
-    def: Option<&Sym>,
-    group: &[(&Site, Tie)],
-    name_matched: usize,
     facts: &scryer_plugin_sdk::host::Facts,
-    mut notes: Vec<String>,
-    precision: &Precision,
+    answer: Answer,
 ) -> ToolResult<String> {
+    let Answer {
+        def,
+        group,
+        name_matched,
+        mut notes,
+        precision,
+    } = answer;
     if let Some(n) = &precision.note {
         notes.push(n.clone());
     }
-    let mut ordered: Vec<(&Site, Tie)> = group.to_vec();
-    ordered.sort_by(|(a, _), (b, _)| {
-        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
-    });
-    // Per site, only when the answer is about one definition.
-    let ties: Vec<Option<Tie>> = ordered
-        .iter()
-        .map(|(_, t)| def.is_some().then_some(*t))
-        .collect();
-    let ordered: Vec<&Site> = ordered.into_iter().map(|(s, _)| s).collect();
-    let files: BTreeMap<&str, usize> = ordered.iter().fold(BTreeMap::new(), |mut m, s| {
-        *m.entry(s.file_path.as_str()).or_default() += 1;
-        m
-    });
-    // Callers: one entry per enclosing symbol, at its first usage.
-    let mut callers: Vec<(&str, &Site, usize)> = Vec::new();
-    let mut caller_index: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &ordered {
-        match caller_index.get(s.enclosing_symbol.as_str()) {
-            Some(&i) => callers[i].2 += 1,
-            None => {
-                caller_index.insert(s.enclosing_symbol.as_str(), callers.len());
-                callers.push((s.enclosing_symbol.as_str(), s, 1));
-            }
-        }
-    }
+    let uses = Uses::of(group, def.is_some());
     let total = match q.view {
-        View::Sites => ordered.len(),
-        View::Callers => callers.len(),
-        View::Files => files.len(),
+        View::Sites => uses.ordered.len(),
+        View::Callers => uses.callers.len(),
+        View::Files => uses.files.len(),
     };
     let offset = q.offset.min(total);
     let limit = match (q.limit, ctx.budget) {
@@ -287,80 +281,198 @@ fn render_group(
         (None, Some(_)) => DEFAULT_LIMIT as usize,
     };
     let page_end = offset.saturating_add(limit).min(total);
-    // Sites are loaded without their text: read only the lines this page shows.
-    let texts = match q.view {
-        View::Sites => line_texts(
-            host,
-            ordered[offset..page_end]
-                .iter()
-                .map(|s| (s.file_path.as_str(), s.line)),
+    let texts = uses.page_texts(host, q.view, offset, page_end);
+    let items = uses.items(q.view, &texts);
+    let failed_files = parse_failed_files(host, facts, &uses.files, def, precision);
+    if items.is_empty()
+        && let Some(d) = def
+    {
+        notes.push(format!(
+            "`{}` is defined at {}:{} but has no usages in the {} indexed files",
+            d.qualified_name, d.file_path, d.start_line, facts.files
+        ));
+    }
+    let caveat = caveat(
+        def,
+        name_matched,
+        uses.ordered.len(),
+        &failed_files,
+        precision,
+    );
+    let page = GroupPage {
+        q,
+        facts,
+        def,
+        precision,
+        uses: &uses,
+        items: &items[offset..page_end],
+        offset,
+        total,
+        name_matched,
+        notes,
+        caveat,
+    };
+    let k = match ctx.budget {
+        None => page.items.len(),
+        Some(budget) => fit_prefix(
+            page.items.len(),
+            budget,
+            |k| page.render(ctx, k),
+            |s| host.count_tokens(s),
         ),
-        View::Callers => line_texts(
-            host,
-            callers[offset..page_end]
-                .iter()
-                .map(|(_, s, _)| (s.file_path.as_str(), s.line)),
-        ),
-        View::Files => Default::default(),
     };
-    let text_of = |s: &Site| -> Option<String> {
-        s.line_text
-            .clone()
-            .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned())
-    };
-    let items: Vec<Item> = match q.view {
-        View::Sites => ordered
-            .iter()
-            .zip(&ties)
-            .map(|(s, &tie)| {
-                let text = text_of(s);
-                Item {
-                    text: format!(
-                        "{}:{}:{} [{}{}] in {} — {}",
-                        s.file_path,
-                        s.line,
-                        s.column,
-                        s.kind,
-                        tie_label(tie)
-                            .map(|t| format!(", tie: {t}"))
-                            .unwrap_or_default(),
-                        s.enclosing_symbol,
-                        text.as_deref().unwrap_or("")
-                    ),
-                    json: site_json(s, text, tie),
-                }
-            })
-            .collect(),
-        View::Callers => callers
-            .iter()
-            .map(|(caller, s, n)| {
-                let text = text_of(s);
-                Item {
-                    text: format!(
-                        "{caller} — {}:{} ({n}×) {}",
-                        s.file_path,
-                        s.line,
-                        text.as_deref().unwrap_or("")
-                    ),
-                    json: json!({
-                        "enclosing_symbol": caller,
-                        "file_path": s.file_path,
-                        "line": s.line,
-                        "text": text,
-                        "count": n,
-                    }),
-                }
-            })
-            .collect(),
-        View::Files => files
-            .iter()
-            .map(|(f, n)| Item {
-                json: json!({"file_path": f, "count": n}),
-                text: format!("{f} ({n})"),
-            })
-            .collect(),
-    };
+    Ok(page.render(ctx, k))
+}
 
+/// A group's usages in site order, with the tallies each view pages over.
+struct Uses<'s> {
+    /// The sites, by file, line and column.
+    ordered: Vec<&'s Site>,
+    /// Each site's tie, only when the answer is about one definition.
+    ties: Vec<Option<Tie>>,
+    /// Sites per file.
+    files: BTreeMap<&'s str, usize>,
+    /// (enclosing symbol, its first usage, its usages).
+    callers: Vec<(&'s str, &'s Site, usize)>,
+}
+
+impl<'s> Uses<'s> {
+    /// The usages of `group`, ordered and tallied by file and by caller.
+    fn of(group: &[(&'s Site, Tie)], one_definition: bool) -> Self {
+        let mut ordered: Vec<(&Site, Tie)> = group.to_vec();
+        ordered.sort_by(|(a, _), (b, _)| {
+            (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+        });
+        // Per site, only when the answer is about one definition.
+        let ties: Vec<Option<Tie>> = ordered
+            .iter()
+            .map(|(_, t)| one_definition.then_some(*t))
+            .collect();
+        let ordered: Vec<&Site> = ordered.into_iter().map(|(s, _)| s).collect();
+        let files: BTreeMap<&str, usize> = ordered.iter().fold(BTreeMap::new(), |mut m, s| {
+            *m.entry(s.file_path.as_str()).or_default() += 1;
+            m
+        });
+        // Callers: one entry per enclosing symbol, at its first usage.
+        let mut callers: Vec<(&str, &Site, usize)> = Vec::new();
+        let mut caller_index: BTreeMap<&str, usize> = BTreeMap::new();
+        for s in &ordered {
+            match caller_index.get(s.enclosing_symbol.as_str()) {
+                Some(&i) => callers[i].2 += 1,
+                None => {
+                    caller_index.insert(s.enclosing_symbol.as_str(), callers.len());
+                    callers.push((s.enclosing_symbol.as_str(), s, 1));
+                }
+            }
+        }
+        Uses {
+            ordered,
+            ties,
+            files,
+            callers,
+        }
+    }
+
+    /// The line texts of the rows `offset..page_end` of `view`.
+    fn page_texts(
+        &self,
+        host: &(impl Host + ?Sized),
+        view: View,
+        offset: usize,
+        page_end: usize,
+    ) -> HashMap<(String, u32), String> {
+        // Sites are loaded without their text: read only the lines this page shows.
+        match view {
+            View::Sites => line_texts(
+                host,
+                self.ordered[offset..page_end]
+                    .iter()
+                    .map(|s| (s.file_path.as_str(), s.line)),
+            ),
+            View::Callers => line_texts(
+                host,
+                self.callers[offset..page_end]
+                    .iter()
+                    .map(|(_, s, _)| (s.file_path.as_str(), s.line)),
+            ),
+            View::Files => Default::default(),
+        }
+    }
+
+    /// Every row of `view`, as JSON and as a text line, with the line texts read.
+    fn items(&self, view: View, texts: &HashMap<(String, u32), String>) -> Vec<Item> {
+        let text_of = |s: &Site| -> Option<String> {
+            s.line_text
+                .clone()
+                .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned())
+        };
+        match view {
+            View::Sites => self
+                .ordered
+                .iter()
+                .zip(&self.ties)
+                .map(|(s, &tie)| {
+                    let text = text_of(s);
+                    Item {
+                        text: format!(
+                            "{}:{}:{} [{}{}] in {} — {}",
+                            s.file_path,
+                            s.line,
+                            s.column,
+                            s.kind,
+                            tie_label(tie)
+                                .map(|t| format!(", tie: {t}"))
+                                .unwrap_or_default(),
+                            s.enclosing_symbol,
+                            text.as_deref().unwrap_or("")
+                        ),
+                        json: site_json(s, text, tie),
+                    }
+                })
+                .collect(),
+            View::Callers => self
+                .callers
+                .iter()
+                .map(|(caller, s, n)| {
+                    let text = text_of(s);
+                    Item {
+                        text: format!(
+                            "{caller} — {}:{} ({n}×) {}",
+                            s.file_path,
+                            s.line,
+                            text.as_deref().unwrap_or("")
+                        ),
+                        json: json!({
+                            "enclosing_symbol": caller,
+                            "file_path": s.file_path,
+                            "line": s.line,
+                            "text": text,
+                            "count": n,
+                        }),
+                    }
+                })
+                .collect(),
+            View::Files => self
+                .files
+                .iter()
+                .map(|(f, n)| Item {
+                    json: json!({"file_path": f, "count": n}),
+                    text: format!("{f} ({n})"),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The files of the answer (and the definition's) the parser failed on: they make the
+/// answer partial.
+fn parse_failed_files(
+    host: &(impl Host + ?Sized),
+    facts: &scryer_plugin_sdk::host::Facts,
+    files: &BTreeMap<&str, usize>,
+    def: Option<&Sym>,
+    precision: &Precision,
+) -> Vec<String> {
     // Parse failures in any file of the answer make it partial.
     let mut failed_files = Vec::new();
     if facts.parse_failures > 0 {
@@ -378,128 +490,152 @@ fn render_group(
             }
         }
     }
+    failed_files
+}
 
-    if items.is_empty()
-        && let Some(d) = def
-    {
-        notes.push(format!(
-            "`{}` is defined at {}:{} but has no usages in the {} indexed files",
-            d.qualified_name, d.file_path, d.start_line, facts.files
+/// Why the answer may not hold every usage, one phrase each; empty when it does.
+fn caveat(
+    def: Option<&Sym>,
+    name_matched: usize,
+    total_sites: usize,
+    failed_files: &[String],
+    precision: &Precision,
+) -> Vec<String> {
+    let mut why = Vec::new();
+    if name_matched > 0 || def.is_none() {
+        why.push(format!(
+            "{} usage(s) matched by name only",
+            if def.is_none() {
+                total_sites
+            } else {
+                name_matched
+            }
         ));
     }
-    let page = &items[offset..page_end];
-    let view = view_name(q.view);
-    let caveat = {
-        let mut why = Vec::new();
-        if name_matched > 0 || def.is_none() {
-            why.push(format!(
-                "{} usage(s) matched by name only",
-                if def.is_none() {
-                    ordered.len()
-                } else {
-                    name_matched
-                }
-            ));
-        }
-        if !failed_files.is_empty() {
-            why.push(format!("parse errors in {}", failed_files.join(", ")));
-        }
-        why.extend(precision.gaps.iter().cloned());
-        if let Some(files) = precision.heuristic_files.as_ref().filter(|f| !f.is_empty()) {
-            why.push(format!(
-                "{} file(s) answered by the heuristic (edited or added since the precise run)",
-                files.len()
-            ));
-        }
-        why
-    };
+    if !failed_files.is_empty() {
+        why.push(format!("parse errors in {}", failed_files.join(", ")));
+    }
+    why.extend(precision.gaps.iter().cloned());
+    if let Some(files) = precision.heuristic_files.as_ref().filter(|f| !f.is_empty()) {
+        why.push(format!(
+            "{} file(s) answered by the heuristic (edited or added since the precise run)",
+            files.len()
+        ));
+    }
+    why
+}
 
-    let render = |k: usize| -> String {
-        let shown = &page[..k];
-        let cut = offset + k < total;
-        let complete = !cut && caveat.is_empty();
+/// The page of a group's answer, rendered with as many of its rows as fit.
+struct GroupPage<'a> {
+    q: &'a Query,
+    facts: &'a scryer_plugin_sdk::host::Facts,
+    def: Option<&'a Sym>,
+    precision: &'a Precision,
+    uses: &'a Uses<'a>,
+    /// The rows of this page.
+    items: &'a [Item],
+    offset: usize,
+    /// The rows of the whole view.
+    total: usize,
+    name_matched: usize,
+    notes: Vec<String>,
+    caveat: Vec<String>,
+}
+
+impl GroupPage<'_> {
+    /// The page with its first `k` rows, in the asked format.
+    fn render(&self, ctx: &Ctx, k: usize) -> String {
+        let cut = self.offset + k < self.total;
+        let complete = !cut && self.caveat.is_empty();
         match ctx.format {
-            Format::Json => {
-                let mut body = json!({
-                    "symbol": q.symbol.text,
-                    "definition": def.map(def_json),
-                    "view": view,
-                    "total_sites": ordered.len(),
-                    "total_files": files.len(),
-                    "total_callers": callers.len(),
-                    "name_matched": if name_matched > 0 { Some(name_matched) } else { None },
-                    "offset": offset,
-                    "returned": k,
-                    "items": shown.iter().map(|i| i.json.clone()).collect::<Vec<_>>(),
-                    "complete": complete,
-                    "precision": precision.label,
-                });
-                if cut {
-                    body["next_offset"] = json!(offset + k);
-                    body["see_also"] = json!(format!(
-                        "find_references(symbol: {:?}, view: {view:?}, offset: {}) for the next page; view: \"files\" or \"callers\" for a summary",
-                        q.symbol.text,
-                        offset + k
-                    ));
-                }
-                let mut all_notes = notes.clone();
-                if !caveat.is_empty() {
-                    all_notes.push(format!("CAVEAT: not complete: {}", caveat.join("; ")));
-                }
-                body["notes"] = json!(all_notes);
-                to_compact_json(&body)
-            }
-            Format::Text => {
-                let mut out = format!(
-                    "find_references {}: {} sites in {} files ({} callers) | {}-{} of {} {view} | {} | {} | index: {} files, {} parse failures{}",
-                    q.symbol.text,
-                    ordered.len(),
-                    files.len(),
-                    callers.len(),
-                    if k == 0 { offset } else { offset + 1 },
-                    offset + k,
-                    total,
-                    if cut {
-                        format!("TRUNCATED: call again with offset={}", offset + k)
-                    } else if complete {
-                        "complete".to_string()
-                    } else {
-                        "partial".to_string()
-                    },
-                    precision.label,
-                    facts.files,
-                    facts.parse_failures,
-                    facts
-                        .indexed_at
-                        .as_deref()
-                        .map(|t| format!(", indexed {t}"))
-                        .unwrap_or_default(),
-                );
-                if !caveat.is_empty() {
-                    out.push_str(&format!(" | CAVEAT {}", caveat.join("; ")));
-                }
-                if let Some(d) = def {
-                    out.push_str(&format!(
-                        "\ndefinition: {} {} {}:{}",
-                        d.kind, d.qualified_name, d.file_path, d.start_line
-                    ));
-                }
-                for n in &notes {
-                    out.push_str(&format!("\nnote: {n}"));
-                }
-                for i in shown {
-                    out.push('\n');
-                    out.push_str(&i.text);
-                }
-                out
-            }
+            Format::Json => self.json(k, cut, complete),
+            Format::Text => self.text(k, cut, complete),
         }
-    };
-    let k = match ctx.budget {
-        None => page.len(),
-        Some(budget) => fit_prefix(page.len(), budget, &render, |s| host.count_tokens(s)),
-    };
-    Ok(render(k))
+    }
+
+    /// The page with its first `k` rows as JSON.
+    fn json(&self, k: usize, cut: bool, complete: bool) -> String {
+        let (q, offset, name_matched) = (self.q, self.offset, self.name_matched);
+        let shown = &self.items[..k];
+        let view = view_name(q.view);
+        let mut body = json!({
+            "symbol": q.symbol.text,
+            "definition": self.def.map(def_json),
+            "view": view,
+            "total_sites": self.uses.ordered.len(),
+            "total_files": self.uses.files.len(),
+            "total_callers": self.uses.callers.len(),
+            "name_matched": if name_matched > 0 { Some(name_matched) } else { None },
+            "offset": offset,
+            "returned": k,
+            "items": shown.iter().map(|i| i.json.clone()).collect::<Vec<_>>(),
+            "complete": complete,
+            "precision": self.precision.label,
+        });
+        if cut {
+            body["next_offset"] = json!(offset + k);
+            body["see_also"] = json!(format!(
+                "find_references(symbol: {:?}, view: {view:?}, offset: {}) for the next page; view: \"files\" or \"callers\" for a summary",
+                q.symbol.text,
+                offset + k
+            ));
+        }
+        let mut all_notes = self.notes.clone();
+        if !self.caveat.is_empty() {
+            all_notes.push(format!("CAVEAT: not complete: {}", self.caveat.join("; ")));
+        }
+        body["notes"] = json!(all_notes);
+        to_compact_json(&body)
+    }
+
+    /// The page with its first `k` rows as text: a header line, then a line per row.
+    fn text(&self, k: usize, cut: bool, complete: bool) -> String {
+        let (q, offset, facts) = (self.q, self.offset, self.facts);
+        let shown = &self.items[..k];
+        let view = view_name(q.view);
+        let mut out = format!(
+            "find_references {}: {} sites in {} files ({} callers) | {}-{} of {} {view} | {} | {} | index: {} files, {} parse failures{}",
+            q.symbol.text,
+            self.uses.ordered.len(),
+            self.uses.files.len(),
+            self.uses.callers.len(),
+            if k == 0 { offset } else { offset + 1 },
+            offset + k,
+            self.total,
+            if cut {
+                format!("TRUNCATED: call again with offset={}", offset + k)
+            } else if complete {
+                "complete".to_string()
+            } else {
+                "partial".to_string()
+            },
+            self.precision.label,
+            facts.files,
+            facts.parse_failures,
+            facts
+                .indexed_at
+                .as_deref()
+                .map(|t| format!(", indexed {t}"))
+                .unwrap_or_default(),
+        );
+        if !self.caveat.is_empty() {
+            out.push_str(&format!(" | CAVEAT {}", self.caveat.join("; ")));
+        }
+        if let Some(d) = self.def {
+            out.push_str(&format!(
+                "\ndefinition: {} {} {}:{}",
+                d.kind, d.qualified_name, d.file_path, d.start_line
+            ));
+        }
+        for n in &self.notes {
+            out.push_str(&format!("\nnote: {n}"));
+        }
+        for i in shown {
+            out.push('\n');
+            out.push_str(&i.text);
+        }
+        out
+    }
 }
 
 fn render_ambiguous(
@@ -852,12 +988,14 @@ fn find_precise(
         host,
         q,
         ctx,
-        Some(&names.defs[c]),
-        &group,
-        name_matched,
         facts,
-        notes,
-        &precision,
+        Answer {
+            def: Some(&names.defs[c]),
+            group: &group,
+            name_matched,
+            notes,
+            precision: &precision,
+        },
     )
 }
 
