@@ -638,6 +638,8 @@ impl GroupPage<'_> {
     }
 }
 
+/// A name several definitions answer to: each definition's usages as a group, most used
+/// first, paged over the definitions and fitted to the budget.
 fn render_ambiguous(
     host: &(impl Host + ?Sized),
     q: &Query,
@@ -654,30 +656,105 @@ fn render_ambiguous(
         .iter()
         .map(|&c| precise_of(host, &defs[c]))
         .collect();
-    let label = match precise.iter().filter(|p| p.available()).count() {
-        0 => "heuristic",
-        n if n == precise.len() && precise.iter().all(|p| p.precision == "precise") => "precise",
-        _ => "mixed",
-    };
+    let label = precision_label(&precise);
     let declarations = candidates
         .iter()
         .map(|&c| names.trait_declaration(host, c, q.view != View::Files))
         .collect::<ToolResult<Vec<Option<Site>>>>()?;
-    // The sites resolved to each definition, in site order, found in one pass: a common
-    // name has thousands of candidates, and each scanning every site was the answer's cost.
+    let resolved_to = resolved_to(attributed);
+    let mut groups = definition_groups(
+        candidates,
+        &families,
+        &declarations,
+        &precise,
+        &resolved_to,
+        sites,
+    );
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
+    let unattributed = attributed
+        .iter()
+        .filter(
+            |a| matches!(a, Attribution::Open(set) if set.iter().any(|i| candidates.contains(i))),
+        )
+        .count();
+    // Each definition's uses in the asked view: sites, callers or files.
+    let rows: Vec<Vec<(&Site, usize)>> = groups.iter().map(|(_, g)| view_rows(q.view, g)).collect();
+    let largest = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let most_shown = match ctx.budget {
+        None => largest,
+        Some(_) => largest.min(AMBIGUOUS_SITES_PER_GROUP),
+    };
+    let page = AmbiguousPage {
+        q,
+        defs,
+        candidate_count: candidates.len(),
+        groups: &groups,
+        rows: &rows,
+        first: q.offset.min(groups.len()),
+        most_shown,
+        unattributed,
+        label,
+        texts: RefCell::new(HashMap::new()),
+    };
+    let rest = groups.len() - page.first;
+    let (shown, per_group) = match ctx.budget {
+        None => {
+            page.texts.replace(page.read_texts(host, rest));
+            (rest, largest)
+        }
+        Some(budget) => {
+            let count = |t: &str| host.count_tokens(t);
+            // Without items no line text is shown: how many groups fit is known first.
+            let most = rest.min(AMBIGUOUS_GROUPS_PER_PAGE);
+            let shown = fit_prefix(most, budget, |g| page.render(ctx, g, 0), count).max(1);
+            page.texts.replace(page.read_texts(host, shown));
+            let per = fit_prefix(most_shown, budget, |k| page.render(ctx, shown, k), count);
+            (shown, per)
+        }
+    };
+    Ok(page.render(ctx, shown, per_group))
+}
+
+/// The answer's `precision` over the candidates' precise data: `precise`, `mixed` or
+/// `heuristic`.
+fn precision_label(precise: &[PreciseUsages]) -> &'static str {
+    match precise.iter().filter(|p| p.available()).count() {
+        0 => "heuristic",
+        n if n == precise.len() && precise.iter().all(|p| p.precision == "precise") => "precise",
+        _ => "mixed",
+    }
+}
+
+/// The sites (indices) resolved to each definition, in site order.
+fn resolved_to(attributed: &[Attribution]) -> BTreeMap<usize, Vec<usize>> {
+    // Found in one pass: a common name has thousands of candidates, and each scanning
+    // every site was the answer's cost.
     let mut resolved_to: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (k, a) in attributed.iter().enumerate() {
         if let Attribution::Resolved(i, _) = a {
             resolved_to.entry(*i).or_default().push(k);
         }
     }
+    resolved_to
+}
+
+/// Each candidate with its usages, by file and line: the heuristic's where it has no
+/// precise data (or the file fell back), and its precise sites.
+fn definition_groups<'s>(
+    candidates: &[usize],
+    families: &[Vec<usize>],
+    declarations: &'s [Option<Site>],
+    precise: &'s [PreciseUsages],
+    resolved_to: &BTreeMap<usize, Vec<usize>>,
+    sites: &'s [Site],
+) -> Vec<(usize, Vec<&'s Site>)> {
     // A trait item and its implementations answer as one: each of their groups holds
     // the uses of all of them, as asking for any one of them would.
-    let mut groups: Vec<(usize, Vec<&Site>)> = candidates
+    candidates
         .iter()
-        .zip(&families)
-        .zip(&declarations)
-        .zip(&precise)
+        .zip(families)
+        .zip(declarations)
+        .zip(precise)
         .map(|(((&c, family), declaration), p)| {
             let heuristic_in = |s: &Site| {
                 !p.available() || p.fallback_files.iter().any(|(f, _)| *f == s.file_path)
@@ -700,74 +777,101 @@ fn render_ambiguous(
             g.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
             (c, g)
         })
-        .collect();
-    groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
-    let unattributed = attributed
-        .iter()
-        .filter(
-            |a| matches!(a, Attribution::Open(set) if set.iter().any(|i| candidates.contains(i))),
-        )
-        .count();
-    // Each definition's uses in the asked view: sites, callers or files.
-    let rows: Vec<Vec<(&Site, usize)>> = groups.iter().map(|(_, g)| view_rows(q.view, g)).collect();
-    let largest = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let most_shown = match ctx.budget {
-        None => largest,
-        Some(_) => largest.min(AMBIGUOUS_SITES_PER_GROUP),
-    };
-    // Line texts are read only for the groups a page can show (`read_texts(shown)`):
-    // a common name has thousands of groups and a page holds a few.
-    let first = q.offset.min(groups.len());
-    let read_texts = |shown: usize| match q.view {
-        View::Files => HashMap::new(),
-        View::Sites | View::Callers => line_texts(
-            host,
-            rows[first..(first + shown).min(rows.len())]
-                .iter()
-                .flat_map(|r| r.iter().take(most_shown))
-                .map(|(s, _)| (s.file_path.as_str(), s.line)),
-        ),
-    };
-    let texts = RefCell::new(HashMap::new());
-    let text_of = |s: &Site| {
-        s.line_text
-            .clone()
-            .or_else(|| texts.borrow().get(&(s.file_path.clone(), s.line)).cloned())
-    };
-    let row_json = |&(s, n): &(&Site, usize)| match q.view {
-        View::Sites => site_json(s, text_of(s), None),
-        View::Callers => json!({
-            "enclosing_symbol": s.enclosing_symbol,
-            "file_path": s.file_path,
-            "line": s.line,
-            "text": text_of(s),
-            "count": n,
-        }),
-        View::Files => json!({"file_path": s.file_path, "count": n}),
-    };
-    // A common name has more definitions than a budget holds: they are paged (most used
-    // first), `offset` moving over them.
-    let render_groups = |shown: usize, per_group: usize| {
+        .collect()
+}
+
+/// An ambiguous answer's definitions and their rows, rendered a page at a time.
+struct AmbiguousPage<'a> {
+    q: &'a Query,
+    defs: &'a [Sym],
+    candidate_count: usize,
+    /// (definition, its usages), most used first.
+    groups: &'a [(usize, Vec<&'a Site>)],
+    /// Each group's rows in the asked view.
+    rows: &'a [Vec<(&'a Site, usize)>],
+    /// The first group the page shows.
+    first: usize,
+    /// Most rows a group shows.
+    most_shown: usize,
+    unattributed: usize,
+    label: &'static str,
+    /// The line texts read for the groups shown.
+    texts: RefCell<HashMap<(String, u32), String>>,
+}
+
+impl AmbiguousPage<'_> {
+    /// The line texts of the rows the first `shown` groups from `first` can show.
+    fn read_texts(
+        &self,
+        host: &(impl Host + ?Sized),
+        shown: usize,
+    ) -> HashMap<(String, u32), String> {
+        // Line texts are read only for the groups a page can show: a common name has
+        // thousands of groups and a page holds a few.
+        let (rows, first) = (self.rows, self.first);
+        match self.q.view {
+            View::Files => HashMap::new(),
+            View::Sites | View::Callers => line_texts(
+                host,
+                rows[first..(first + shown).min(rows.len())]
+                    .iter()
+                    .flat_map(|r| r.iter().take(self.most_shown))
+                    .map(|(s, _)| (s.file_path.as_str(), s.line)),
+            ),
+        }
+    }
+
+    /// A site's line text: its own, or the one read for the page.
+    fn text_of(&self, s: &Site) -> Option<String> {
+        s.line_text.clone().or_else(|| {
+            self.texts
+                .borrow()
+                .get(&(s.file_path.clone(), s.line))
+                .cloned()
+        })
+    }
+
+    /// One row of a group as JSON, in the asked view.
+    fn row_json(&self, &(s, n): &(&Site, usize)) -> Value {
+        match self.q.view {
+            View::Sites => site_json(s, self.text_of(s), None),
+            View::Callers => json!({
+                "enclosing_symbol": s.enclosing_symbol,
+                "file_path": s.file_path,
+                "line": s.line,
+                "text": self.text_of(s),
+                "count": n,
+            }),
+            View::Files => json!({"file_path": s.file_path, "count": n}),
+        }
+    }
+
+    /// `shown` groups from `first` with `per_group` rows each, in the asked format.
+    fn render(&self, ctx: &Ctx, shown: usize, per_group: usize) -> String {
+        // A common name has more definitions than a budget holds: they are paged (most used
+        // first), `offset` moving over them.
+        let (q, groups, rows, first) = (self.q, self.groups, self.rows, self.first);
+        let unattributed = self.unattributed;
         let end = (first + shown).min(groups.len());
         let mut body = json!({
             "symbol": q.symbol.text,
             "ambiguous": true,
-            "candidate_count": candidates.len(),
+            "candidate_count": self.candidate_count,
             "view": view_name(q.view),
             "definitions": groups[first..end].iter().zip(&rows[first..end]).map(|((c, g), r)| json!({
-                "definition": def_json(&defs[*c]),
+                "definition": def_json(&self.defs[*c]),
                 "total_sites": g.len(),
                 "total": r.len(),
-                "items": r.iter().take(per_group).map(&row_json).collect::<Vec<_>>(),
+                "items": r.iter().take(per_group).map(|row| self.row_json(row)).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "unattributed_sites": unattributed,
             "complete": false,
-            "precision": label,
+            "precision": self.label,
             "see_also": "find_references(symbol: \"<one qualified_name above>\") for every usage of one definition, with paging",
             "notes": [format!(
                 "`{}` names {} definitions; usages are grouped by what is written at each site (path, receiver type, imports). {unattributed} usage(s) could belong to several of them and appear when you ask for one definition",
                 q.symbol.text,
-                candidates.len()
+                self.candidate_count
             )],
         });
         if end < groups.len() {
@@ -782,24 +886,7 @@ fn render_ambiguous(
             }
         }
         render_plain(&body, ctx)
-    };
-    let rest = groups.len() - first;
-    let (shown, per_group) = match ctx.budget {
-        None => {
-            texts.replace(read_texts(rest));
-            (rest, largest)
-        }
-        Some(budget) => {
-            let count = |t: &str| host.count_tokens(t);
-            // Without items no line text is shown: how many groups fit is known first.
-            let most = rest.min(AMBIGUOUS_GROUPS_PER_PAGE);
-            let shown = fit_prefix(most, budget, |g| render_groups(g, 0), count).max(1);
-            texts.replace(read_texts(shown));
-            let per = fit_prefix(most_shown, budget, |k| render_groups(shown, k), count);
-            (shown, per)
-        }
-    };
-    Ok(render_groups(shown, per_group))
+    }
 }
 
 fn view_name(view: View) -> &'static str {
