@@ -374,6 +374,42 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         name_imports: resolve::imports_by_file(&sites),
         ..resolve::Scope::default()
     };
+    let (paths, headers) = impl_headers(t, &others, &defs, &scope, &sites, &mut c.notes);
+    let files = member_files(t, &headers, &sites, &paths, &mut c.notes);
+    let (members, nested) = read_members(host, t, &files, &own_file, &paths, &mut c.notes);
+
+    let is_rust = t.file_path.ends_with(".rs");
+    let trait_edges = implements_edges(host, t, &paths, is_rust, &mut c.notes);
+    let trait_source = trait_source(host, t, is_rust, &mut c.notes);
+    place_members(
+        t,
+        members,
+        &nested,
+        &headers,
+        trait_edges.as_deref(),
+        trait_source.as_deref(),
+        &mut c,
+    );
+
+    // Traits implemented: edges where the host has them, else impl headers' text.
+    if t.kind != "trait" && t.kind != "interface" {
+        implemented_traits(trait_edges.as_deref(), &headers, &mut c);
+    } else {
+        implementors(host, t, &defs, &sites, &scope, &mut c);
+    }
+    Ok(c)
+}
+
+/// The type's impl headers (its own and those in other modules that resolve to it), and
+/// the paths the index names the type by in them.
+fn impl_headers(
+    t: &Sym,
+    others: &[Sym],
+    defs: &[Sym],
+    scope: &resolve::Scope,
+    sites: &[Site],
+    notes: &mut Vec<String>,
+) -> (HashSet<String>, Vec<Header>) {
     let suffix = format!("::{}", t.name);
     let mut paths: HashSet<String> = HashSet::from([t.qualified_name.clone()]);
     let mut headers: Vec<Header> = Vec::new();
@@ -388,7 +424,7 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         if elsewhere {
             let ours = others.is_empty()
                 || matches!(
-                    resolve::attribute(s, &defs, &scope),
+                    resolve::attribute(s, defs, scope),
                     Attribution::Resolved(0, _)
                 );
             if !ours {
@@ -407,12 +443,23 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         }
     }
     if unclear_impls > 0 {
-        c.notes.push(format!(
+        notes.push(format!(
             "{unclear_impls} impl block(s) in other modules may be for another type named `{}`; left out",
             t.name
         ));
     }
+    (paths, headers)
+}
 
+/// The files that hold the type's members, its own first, at most [`MAX_IMPL_FILES`]
+/// others.
+fn member_files(
+    t: &Sym,
+    headers: &[Header],
+    sites: &[Site],
+    paths: &HashSet<String>,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
     // Files holding members: the type's own, the impl blocks', and those of sites inside
     // members (a Go method's receiver type).
     let mut files: Vec<String> = vec![t.file_path.clone()];
@@ -431,23 +478,36 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         }
     }
     if files.len() > MAX_IMPL_FILES + 1 {
-        c.notes.push(format!(
+        notes.push(format!(
             "impl blocks sit in {} files; members of the first {MAX_IMPL_FILES} other files are listed",
             files.len() - 1
         ));
         files.truncate(MAX_IMPL_FILES + 1);
     }
+    files
+}
+
+/// The type's members in `files` (definitions directly under one of its `paths`), and
+/// the fields nested one level deeper (a variant's).
+fn read_members(
+    host: &(impl Host + ?Sized),
+    t: &Sym,
+    files: &[String],
+    own_file: &[Sym],
+    paths: &HashSet<String>,
+    notes: &mut Vec<String>,
+) -> (Vec<Sym>, Vec<Sym>) {
     let mut members: Vec<Sym> = Vec::new();
     let mut nested: Vec<Sym> = Vec::new();
     let mut seen = HashSet::new();
-    for f in &files {
+    for f in files {
         let syms = if *f == t.file_path {
-            own_file.clone()
+            own_file.to_vec()
         } else {
             match host.file_symbols(f) {
                 Ok(s) => s,
                 Err(e) => {
-                    c.notes.push(format!(
+                    notes.push(format!(
                         "{f} could not be read from the index: {}",
                         e.message
                     ));
@@ -469,46 +529,50 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
             }
         }
     }
+    (members, nested)
+}
 
-    let is_rust = t.file_path.ends_with(".rs");
-    // Which impl block (and so which trait) each member outside the type's body is in:
-    // the nearest header above it in its file.
-    let trait_edges = match trait_edges_from(host, &paths) {
+/// The type's `implements` edges, or `None` (with a note saying what that costs) when
+/// the index has none yet.
+fn implements_edges(
+    host: &(impl Host + ?Sized),
+    t: &Sym,
+    paths: &HashSet<String>,
+    is_rust: bool,
+    notes: &mut Vec<String>,
+) -> Option<Vec<Edge>> {
+    match trait_edges_from(host, paths) {
         Ok(edges) => Some(edges),
         Err(e) => {
             if is_rust && t.kind != "trait" {
-                c.notes.push(format!(
+                notes.push(format!(
                     "the index has no implements edges yet ({}); implemented traits are read from impl headers' source lines",
                     e.message
                 ));
             } else if t.kind != "trait" {
-                c.notes.push(format!(
+                notes.push(format!(
                     "implemented traits and base types are unavailable: the index has no implements edges yet ({})",
                     e.message
                 ));
             }
             None
         }
-    };
-    let header_trait = |h: &Header| -> Option<String> {
-        if let Some(edges) = &trait_edges
-            && let Some(e) = edges
-                .iter()
-                .find(|e| e.file_path == h.file && e.line <= h.line && h.line <= e.line + 2)
-        {
-            return Some(edge_trait(e));
-        }
-        h.text.as_deref().and_then(impl_header).flatten()
-    };
-    let inside = |s: &Sym| {
-        s.file_path == t.file_path && t.start_line <= s.start_line && s.end_line <= t.end_line
-    };
+    }
+}
 
-    let trait_source: Option<Vec<String>> = if t.kind == "trait" && is_rust {
+/// A Rust trait's source lines, to tell required methods from provided ones; `None` for
+/// other types, or (with a note) when they cannot be read.
+fn trait_source(
+    host: &(impl Host + ?Sized),
+    t: &Sym,
+    is_rust: bool,
+    notes: &mut Vec<String>,
+) -> Option<Vec<String>> {
+    if t.kind == "trait" && is_rust {
         match host.read_lines(&t.file_path, t.start_line, t.end_line) {
             Ok(l) => Some(l),
             Err(e) => {
-                c.notes.push(format!(
+                notes.push(format!(
                     "the trait's source could not be read ({}); its methods are not split into required and provided",
                     e.message
                 ));
@@ -517,8 +581,37 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         }
     } else {
         None
-    };
+    }
+}
 
+/// The trait an impl header implements: its `implements` edge, else its source line.
+fn header_trait(trait_edges: Option<&[Edge]>, h: &Header) -> Option<String> {
+    if let Some(edges) = trait_edges
+        && let Some(e) = edges
+            .iter()
+            .find(|e| e.file_path == h.file && e.line <= h.line && h.line <= e.line + 2)
+    {
+        return Some(edge_trait(e));
+    }
+    h.text.as_deref().and_then(impl_header).flatten()
+}
+
+/// Is `s` inside the type's own body?
+fn inside(t: &Sym, s: &Sym) -> bool {
+    s.file_path == t.file_path && t.start_line <= s.start_line && s.end_line <= t.end_line
+}
+
+/// Each member, with the trait of its impl block and a variant's fields, in its list of
+/// the contract: fields, variants, required, provided, methods or associated items.
+fn place_members(
+    t: &Sym,
+    mut members: Vec<Sym>,
+    nested: &[Sym],
+    headers: &[Header],
+    trait_edges: Option<&[Edge]>,
+    trait_source: Option<&[String]>,
+    c: &mut Contract,
+) {
     members.sort_by(|a, b| {
         (a.file_path != t.file_path, &a.file_path, a.start_line).cmp(&(
             b.file_path != t.file_path,
@@ -527,7 +620,9 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         ))
     });
     for s in members {
-        let via = if inside(&s) {
+        // Which impl block (and so which trait) each member outside the type's body is in:
+        // the nearest header above it in its file.
+        let via = if inside(t, &s) {
             None
         } else {
             headers
@@ -538,7 +633,7 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
                         && h.path == parent_of(&s.qualified_name)
                 })
                 .max_by_key(|h| h.line)
-                .and_then(header_trait)
+                .and_then(|h| header_trait(trait_edges, h))
         };
         let fields = if s.kind == "variant" {
             nested
@@ -558,9 +653,11 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         match kind.as_str() {
             "field" => c.fields.push(m),
             "variant" => c.variants.push(m),
-            "method" | "function" if t.kind == "interface" && inside(&m.sym) => c.required.push(m),
-            "method" | "function" if inside(&m.sym) && trait_source.is_some() => {
-                let src = trait_source.as_deref().unwrap_or_default();
+            "method" | "function" if t.kind == "interface" && inside(t, &m.sym) => {
+                c.required.push(m)
+            }
+            "method" | "function" if inside(t, &m.sym) && trait_source.is_some() => {
+                let src = trait_source.unwrap_or_default();
                 if has_body(src, t.start_line, &m.sym) {
                     c.provided.push(m)
                 } else {
@@ -571,39 +668,37 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
             _ => c.associated.push(m),
         }
     }
+}
 
-    // Traits implemented: edges where the host has them, else impl headers' text.
-    if t.kind != "trait" && t.kind != "interface" {
-        match &trait_edges {
-            Some(edges) => {
-                for e in edges {
+/// The traits a (non-trait) type implements: from `implements` edges, else from its impl
+/// headers' text.
+fn implemented_traits(trait_edges: Option<&[Edge]>, headers: &[Header], c: &mut Contract) {
+    match trait_edges {
+        Some(edges) => {
+            for e in edges {
+                c.implements.push(Relation {
+                    name: edge_trait(e),
+                    file: e.file_path.clone(),
+                    line: e.line,
+                    written: None,
+                });
+            }
+            c.implements
+                .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        }
+        None => {
+            for h in headers {
+                if let Some(tr) = h.text.as_deref().and_then(impl_header).flatten() {
                     c.implements.push(Relation {
-                        name: edge_trait(e),
-                        file: e.file_path.clone(),
-                        line: e.line,
+                        name: tr,
+                        file: h.file.clone(),
+                        line: h.line,
                         written: None,
                     });
                 }
-                c.implements
-                    .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-            }
-            None => {
-                for h in &headers {
-                    if let Some(tr) = h.text.as_deref().and_then(impl_header).flatten() {
-                        c.implements.push(Relation {
-                            name: tr,
-                            file: h.file.clone(),
-                            line: h.line,
-                            written: None,
-                        });
-                    }
-                }
             }
         }
-    } else {
-        implementors(host, t, &defs, &sites, &scope, &mut c);
     }
-    Ok(c)
 }
 
 /// `implements` edges leaving the type (under any of the paths its impl blocks use).
