@@ -572,47 +572,16 @@ fn symbols_of<H: Host + ?Sized>(
 }
 
 pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> ToolResult<String> {
-    let crate_name =
-        args.required_str("crate_name", "the crate to outline, as named in Cargo.lock")?;
-    check_text("crate_name", &crate_name, 128)?;
-    if !crate_name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(ToolError::invalid(format!(
-            "`crate_name` {crate_name:?} is not a crate name; accepted: letters, digits, `-` and `_`, e.g. serde_json"
-        )));
-    }
-    let version = args.opt_str("version")?;
-    if let Some(v) = &version {
-        check_text("version", v, 64)?;
-    }
-    let module_arg = args.opt_str("module")?;
-    if let Some(m) = &module_arg {
-        check_text("module", m, 512)?;
-    }
-    let offset = args.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize;
+    let Query {
+        crate_name,
+        version,
+        module_arg,
+        offset,
+    } = parse(args)?;
 
     let locked = host.locked_crates()?;
-    let mut matches: Vec<&LockedCrate> = locked
-        .iter()
-        .filter(|l| same_crate(&l.name, &crate_name))
-        .collect();
-    matches.sort_by_key(|l| std::cmp::Reverse(version_key(&l.version)));
     let mut notes = Vec::new();
-    let chosen: Option<&LockedCrate> = match &version {
-        Some(v) => matches.iter().copied().find(|l| l.version == *v),
-        None => matches.first().copied(),
-    };
-    if version.is_none() && matches.len() > 1 {
-        let versions: Vec<&str> = matches.iter().map(|l| l.version.as_str()).collect();
-        notes.push(format!(
-            "the project locks {} at {}; this is {} (pass version for another)",
-            matches[0].name,
-            versions.join(" and "),
-            matches[0].version
-        ));
-    }
+    let (matches, chosen) = choose_locked(&locked, &crate_name, version.as_deref(), &mut notes);
     if let Some(l) = chosen
         && !l.indexed
     {
@@ -655,53 +624,9 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
     let root = root_segment(&name, &symbols);
     let mut modules = build_modules(&root, &symbols);
     if let Some(m) = &module_arg {
-        modules = match select_modules(modules, &root, m) {
-            Ok(selected) => selected,
-            Err(all) => {
-                let paths: Vec<&str> = all.iter().map(|m| m.path.as_str()).collect();
-                let shown: Vec<&str> = paths.iter().take(20).copied().collect();
-                return Err(ToolError::not_found(format!(
-                    "{name} {found_version} has no module {m:?}; its modules: {}{}",
-                    shown.join(", "),
-                    if paths.len() > shown.len() {
-                        ", …"
-                    } else {
-                        ""
-                    }
-                )));
-            }
-        };
+        modules = selected_modules(modules, &root, m, &name, &found_version)?;
     }
-    // Modules without public items are only structure (helpers, platform shims): they
-    // are named in a note, not listed.
-    let empty: Vec<String> = modules
-        .iter()
-        .filter(|m| m.items.is_empty())
-        .map(|m| m.path.clone())
-        .collect();
-    modules.retain(|m| !m.items.is_empty());
-    // The crate's surface first: the root, then its modules, then deeper ones.
-    modules.sort_by(|a, b| {
-        (a.path.matches("::").count(), &a.path).cmp(&(b.path.matches("::").count(), &b.path))
-    });
-    if modules.is_empty() {
-        notes.push(format!(
-            "no public types, traits, functions or constants {}; its items may be private or come from macros",
-            if module_arg.is_some() { "in this module" } else { "are defined in the crate" }
-        ));
-    } else if !empty.is_empty() {
-        let shown: Vec<&str> = empty.iter().take(5).map(String::as_str).collect();
-        notes.push(format!(
-            "{} without public items not listed: {}{}",
-            plural(empty.len(), "module"),
-            shown.join(", "),
-            if empty.len() > shown.len() {
-                ", …"
-            } else {
-                ""
-            }
-        ));
-    }
+    list_public_modules(&mut modules, module_arg.is_some(), &mut notes);
     let entries = entries(&modules);
     let offset = offset.min(entries.len());
     if offset > 0 && offset == entries.len() {
@@ -720,9 +645,14 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
         module_arg,
         notes,
     };
-    let n = outline.entries.len() - offset;
+    Ok(render_fitted(host, &outline, ctx))
+}
+
+/// The outline with the entries from its offset that the budget holds (all without one).
+fn render_fitted<H: Host + ?Sized>(host: &H, outline: &Outline, ctx: &Ctx) -> String {
+    let n = outline.entries.len() - outline.offset;
     let Some(budget) = ctx.budget else {
-        return Ok(outline.render(n, ctx.format));
+        return outline.render(n, ctx.format);
     };
     let k = fit_prefix(
         n,
@@ -731,7 +661,135 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
         |s| host.count_tokens(s),
     );
     // One entry over the budget still beats none; the host has the last word on size.
-    Ok(outline.render(k.max(1).min(n), ctx.format))
+    outline.render(k.max(1).min(n), ctx.format)
+}
+
+/// The arguments of a call.
+struct Query {
+    crate_name: String,
+    version: Option<String>,
+    module_arg: Option<String>,
+    offset: usize,
+}
+
+/// Reads and checks the arguments: a crate name is letters, digits, `-` and `_`.
+fn parse(args: &Args) -> ToolResult<Query> {
+    let crate_name =
+        args.required_str("crate_name", "the crate to outline, as named in Cargo.lock")?;
+    check_text("crate_name", &crate_name, 128)?;
+    if !crate_name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ToolError::invalid(format!(
+            "`crate_name` {crate_name:?} is not a crate name; accepted: letters, digits, `-` and `_`, e.g. serde_json"
+        )));
+    }
+    let version = args.opt_str("version")?;
+    if let Some(v) = &version {
+        check_text("version", v, 64)?;
+    }
+    let module_arg = args.opt_str("module")?;
+    if let Some(m) = &module_arg {
+        check_text("module", m, 512)?;
+    }
+    let offset = args.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize;
+    Ok(Query {
+        crate_name,
+        version,
+        module_arg,
+        offset,
+    })
+}
+
+/// The project's locked versions of the crate, newest first, and the one asked for (the
+/// newest when no version is given; a note says when there are several).
+fn choose_locked<'l>(
+    locked: &'l [LockedCrate],
+    crate_name: &str,
+    version: Option<&str>,
+    notes: &mut Vec<String>,
+) -> (Vec<&'l LockedCrate>, Option<&'l LockedCrate>) {
+    let mut matches: Vec<&LockedCrate> = locked
+        .iter()
+        .filter(|l| same_crate(&l.name, crate_name))
+        .collect();
+    matches.sort_by_key(|l| std::cmp::Reverse(version_key(&l.version)));
+    let chosen: Option<&LockedCrate> = match version {
+        Some(v) => matches.iter().copied().find(|l| l.version == v),
+        None => matches.first().copied(),
+    };
+    if version.is_none() && matches.len() > 1 {
+        let versions: Vec<&str> = matches.iter().map(|l| l.version.as_str()).collect();
+        notes.push(format!(
+            "the project locks {} at {}; this is {} (pass version for another)",
+            matches[0].name,
+            versions.join(" and "),
+            matches[0].version
+        ));
+    }
+    (matches, chosen)
+}
+
+/// The modules `m` selects, or an error listing the crate's modules when it names none.
+fn selected_modules<'a>(
+    modules: Vec<Module<'a>>,
+    root: &str,
+    m: &str,
+    name: &str,
+    found_version: &str,
+) -> ToolResult<Vec<Module<'a>>> {
+    match select_modules(modules, root, m) {
+        Ok(selected) => Ok(selected),
+        Err(all) => {
+            let paths: Vec<&str> = all.iter().map(|m| m.path.as_str()).collect();
+            let shown: Vec<&str> = paths.iter().take(20).copied().collect();
+            Err(ToolError::not_found(format!(
+                "{name} {found_version} has no module {m:?}; its modules: {}{}",
+                shown.join(", "),
+                if paths.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            )))
+        }
+    }
+}
+
+/// Keeps the modules with public items, the crate's surface first; a note names the
+/// others, or says there is nothing public.
+fn list_public_modules(modules: &mut Vec<Module<'_>>, in_module: bool, notes: &mut Vec<String>) {
+    // Modules without public items are only structure (helpers, platform shims): they
+    // are named in a note, not listed.
+    let empty: Vec<String> = modules
+        .iter()
+        .filter(|m| m.items.is_empty())
+        .map(|m| m.path.clone())
+        .collect();
+    modules.retain(|m| !m.items.is_empty());
+    // The crate's surface first: the root, then its modules, then deeper ones.
+    modules.sort_by(|a, b| {
+        (a.path.matches("::").count(), &a.path).cmp(&(b.path.matches("::").count(), &b.path))
+    });
+    if modules.is_empty() {
+        notes.push(format!(
+            "no public types, traits, functions or constants {}; its items may be private or come from macros",
+            if in_module { "in this module" } else { "are defined in the crate" }
+        ));
+    } else if !empty.is_empty() {
+        let shown: Vec<&str> = empty.iter().take(5).map(String::as_str).collect();
+        notes.push(format!(
+            "{} without public items not listed: {}{}",
+            plural(empty.len(), "module"),
+            shown.join(", "),
+            if empty.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ));
+    }
 }
 
 #[cfg(test)]
