@@ -197,21 +197,59 @@ pub fn get_type_contract(
     )?;
     let offset = args.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize;
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
-    let ws = lookup::workspace(host, &q)?;
-    let narrow = |v: Vec<Found>| -> Vec<Found> {
-        match &q.file_path {
-            Some(fp) => v
-                .into_iter()
-                .filter(|f| file_matches(&f.sym.file_path, fp))
-                .collect(),
-            None => v,
-        }
-    };
     let mut notes = Vec::new();
-    let mut found = narrow(ws.workspace.clone());
+    let found = match find_definitions(host, &q, &project, &mut notes)? {
+        Ok(found) => found,
+        Err(answer) => return Ok(answer),
+    };
+    let t = match pick_type(host, ctx, &q, &found, &mut notes)? {
+        Ok(t) => t,
+        Err(answer) => return Ok(answer),
+    };
+
+    let mut contract = match &t.krate {
+        Some((krate, version)) => dependency_contract(host, &t.sym, krate, version),
+        None => workspace_contract(host, &t.sym)?,
+    };
+    notes.append(&mut contract.notes);
+    if t.sym.kind == "type_alias" {
+        notes.push(format!(
+            "`{}` is a type alias: its target is in the signature; call get_type_contract on the target type for its members",
+            t.sym.name
+        ));
+    }
+    if let Some((krate, version)) = &t.krate {
+        notes.push(format!(
+            "not defined in {project}: from the locked dependency {krate} {version}"
+        ));
+    }
+    Ok(render(host, ctx, &q.text, t, &contract, offset, notes))
+}
+
+/// The definitions in `file_path`, when the query gives one.
+fn narrow(q: &lookup::SymbolQuery, v: Vec<Found>) -> Vec<Found> {
+    match &q.file_path {
+        Some(fp) => v
+            .into_iter()
+            .filter(|f| file_matches(&f.sym.file_path, fp))
+            .collect(),
+        None => v,
+    }
+}
+
+/// The definitions the query names: the workspace's, else the locked dependencies';
+/// `Err`: the answer saying why there are none.
+fn find_definitions(
+    host: &(impl Host + ?Sized),
+    q: &lookup::SymbolQuery,
+    project: &str,
+    notes: &mut Vec<String>,
+) -> ToolResult<Result<Vec<Found>, String>> {
+    let ws = lookup::workspace(host, q)?;
+    let mut found = narrow(q, ws.workspace.clone());
     if found.is_empty() && !ws.workspace.is_empty() {
         let syms: Vec<Sym> = ws.workspace.iter().map(|f| f.sym.clone()).collect();
-        return Ok(to_compact_json(&json!({
+        return Ok(Err(to_compact_json(&json!({
             "symbol": q.text,
             "notes": [format!(
                 "`{}` is defined {} time(s), none in {}: {}",
@@ -220,24 +258,37 @@ pub fn get_type_contract(
                 q.file_path.as_deref().unwrap_or(""),
                 lookup::locations(&syms, 5)
             )],
-        })));
+        }))));
     }
     if found.is_empty() {
-        let deps = lookup::dependencies(host, &q);
+        let deps = lookup::dependencies(host, q);
         notes.extend(deps.notes.iter().cloned());
-        found = narrow(deps.found);
+        found = narrow(q, deps.found);
         if found.is_empty() {
             notes.insert(
                 0,
-                lookup::unknown_name_reason(host, &q, &project, &ws.same_name, &deps.notes),
+                lookup::unknown_name_reason(host, q, project, &ws.same_name, &deps.notes),
             );
-            return Ok(to_compact_json(&json!({"symbol": q.text, "notes": notes})));
+            return Ok(Err(to_compact_json(
+                &json!({"symbol": q.text, "notes": notes}),
+            )));
         }
     }
+    Ok(Ok(found))
+}
 
+/// The type the query means among `found`, with notes on the definitions left out;
+/// `Err`: the answer listing the types when none stands out.
+fn pick_type<'f>(
+    host: &(impl Host + ?Sized),
+    ctx: &Ctx,
+    q: &lookup::SymbolQuery,
+    found: &'f [Found],
+    notes: &mut Vec<String>,
+) -> ToolResult<Result<&'f Found, String>> {
     let mut types: Vec<&Found> = found.iter().filter(|f| is_type(&f.sym.kind)).collect();
     let Some(first) = types.first().copied() else {
-        return Err(not_a_type(&q.text, &found));
+        return Err(not_a_type(&q.text, found));
     };
     let distinct: BTreeSet<&str> = types
         .iter()
@@ -256,7 +307,7 @@ pub fn get_type_contract(
             .map(|f| f.sym.qualified_name.as_str())
             .collect();
         if primary_names.len() != 1 {
-            return Ok(ambiguous(host, ctx, &q.text, &types));
+            return Ok(Err(ambiguous(host, ctx, &q.text, &types)));
         }
         let rest: Vec<Sym> = types
             .iter()
@@ -288,24 +339,7 @@ pub fn get_type_contract(
             q.name
         ));
     }
-
-    let mut contract = match &t.krate {
-        Some((krate, version)) => dependency_contract(host, &t.sym, krate, version),
-        None => workspace_contract(host, &t.sym)?,
-    };
-    notes.append(&mut contract.notes);
-    if t.sym.kind == "type_alias" {
-        notes.push(format!(
-            "`{}` is a type alias: its target is in the signature; call get_type_contract on the target type for its members",
-            t.sym.name
-        ));
-    }
-    if let Some((krate, version)) = &t.krate {
-        notes.push(format!(
-            "not defined in {project}: from the locked dependency {krate} {version}"
-        ));
-    }
-    Ok(render(host, ctx, &q.text, t, &contract, offset, notes))
+    Ok(Ok(t))
 }
 
 fn not_a_type(text: &str, found: &[Found]) -> ToolError {
