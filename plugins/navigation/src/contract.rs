@@ -968,36 +968,71 @@ fn render(
     offset: usize,
     notes: Vec<String>,
 ) -> String {
-    // (answer key, items) in the order an agent reads them.
-    let sections: Vec<(&str, Vec<Value>, Vec<Value>)> = {
-        let members = |key: &'static str, ms: &[Member]| {
-            (
-                key,
-                ms.iter()
-                    .map(|m| member_json(m, &t.sym, Detail::Full))
-                    .collect(),
-                ms.iter()
-                    .map(|m| member_json(m, &t.sym, Detail::Bare))
-                    .collect(),
-            )
-        };
-        let relations = |key: &'static str, item: &str, rs: &[Relation]| {
-            let v: Vec<Value> = rs.iter().map(|r| relation_json(r, item)).collect();
-            (key, v.clone(), v)
-        };
-        vec![
-            members("fields", &c.fields),
-            members("variants", &c.variants),
-            members("required", &c.required),
-            members("provided", &c.provided),
-            members("methods", &c.methods),
-            members("associated", &c.associated),
-            relations("implements", "trait", &c.implements),
-            relations("implementors", "type", &c.implementors),
-        ]
-    };
+    let sections = sections(t, c);
     let longest = sections.iter().map(|s| s.1.len()).max().unwrap_or(0);
     let per_section = longest.saturating_sub(offset);
+    let empty_note = empty_note(t, offset, longest, per_section);
+    let answer = ContractAnswer {
+        text,
+        t,
+        sections,
+        offset,
+        notes,
+        empty_note,
+    };
+    let body = |k: usize, detail: Detail| answer.body(k, detail);
+    let Some(budget) = ctx.budget else {
+        return body(per_section, Detail::Full);
+    };
+    let count = |s: &str| host.count_tokens(s);
+    for detail in [Detail::Full, Detail::NoDocs] {
+        let b = body(per_section, detail);
+        if count(&b) <= budget {
+            return b;
+        }
+    }
+    let k = fit_prefix(per_section, budget, |k| body(k, Detail::NoDocs), count);
+    if k > 0 {
+        return body(k, Detail::NoDocs);
+    }
+    let k = fit_prefix(per_section, budget, |k| body(k, Detail::Bare), count);
+    body(k.max(1).min(per_section), Detail::Bare)
+}
+
+/// (answer key, items in full, items bare) of one list of the contract.
+type Section<'a> = (&'a str, Vec<Value>, Vec<Value>);
+
+/// The contract's lists as (answer key, items) in the order an agent reads them.
+fn sections<'a>(t: &Found, c: &Contract) -> Vec<Section<'a>> {
+    let members = |key: &'static str, ms: &[Member]| {
+        (
+            key,
+            ms.iter()
+                .map(|m| member_json(m, &t.sym, Detail::Full))
+                .collect(),
+            ms.iter()
+                .map(|m| member_json(m, &t.sym, Detail::Bare))
+                .collect(),
+        )
+    };
+    let relations = |key: &'static str, item: &str, rs: &[Relation]| {
+        let v: Vec<Value> = rs.iter().map(|r| relation_json(r, item)).collect();
+        (key, v.clone(), v)
+    };
+    vec![
+        members("fields", &c.fields),
+        members("variants", &c.variants),
+        members("required", &c.required),
+        members("provided", &c.provided),
+        members("methods", &c.methods),
+        members("associated", &c.associated),
+        relations("implements", "trait", &c.implements),
+        relations("implementors", "type", &c.implementors),
+    ]
+}
+
+/// The note for an answer with no items: the type has none, or the offset is past them.
+fn empty_note(t: &Found, offset: usize, longest: usize, per_section: usize) -> Vec<String> {
     let mut empty_note = Vec::new();
     if longest == 0 {
         empty_note.push(format!(
@@ -1009,14 +1044,30 @@ fn render(
             "offset {offset} is past every list (the longest has {longest} items)"
         ));
     }
-    let body = |k: usize, detail: Detail| -> String {
+    empty_note
+}
+
+/// What a contract answer is rendered from, at any page size and detail.
+struct ContractAnswer<'a> {
+    text: &'a str,
+    t: &'a Found,
+    sections: Vec<Section<'a>>,
+    offset: usize,
+    notes: Vec<String>,
+    empty_note: Vec<String>,
+}
+
+impl ContractAnswer<'_> {
+    /// The answer with up to `k` items of each list from the offset, at `detail`.
+    fn body(&self, k: usize, detail: Detail) -> String {
+        let (t, offset) = (self.t, self.offset);
         let mut v = json!({
-            "symbol": text,
+            "symbol": self.text,
             "type": lookup::found_json(t, if detail == Detail::Full { Detail::Full } else { Detail::NoDocs }),
         });
         let mut omitted = serde_json::Map::new();
         let mut total = serde_json::Map::new();
-        for (key, full, bare) in &sections {
+        for (key, full, bare) in &self.sections {
             let items = if detail == Detail::Bare { bare } else { full };
             let from = offset.min(items.len());
             let to = (offset + k).min(items.len());
@@ -1046,8 +1097,8 @@ fn render(
                 offset + k
             ));
         }
-        let mut all_notes = notes.clone();
-        all_notes.extend(empty_note.iter().cloned());
+        let mut all_notes = self.notes.clone();
+        all_notes.extend(self.empty_note.iter().cloned());
         if detail == Detail::Bare {
             all_notes.push(
                 "member signatures omitted to fit the budget (raise max_tokens for them)".into(),
@@ -1055,23 +1106,7 @@ fn render(
         }
         v["notes"] = json!(all_notes);
         to_compact_json(&v)
-    };
-    let Some(budget) = ctx.budget else {
-        return body(per_section, Detail::Full);
-    };
-    let count = |s: &str| host.count_tokens(s);
-    for detail in [Detail::Full, Detail::NoDocs] {
-        let b = body(per_section, detail);
-        if count(&b) <= budget {
-            return b;
-        }
     }
-    let k = fit_prefix(per_section, budget, |k| body(k, Detail::NoDocs), count);
-    if k > 0 {
-        return body(k, Detail::NoDocs);
-    }
-    let k = fit_prefix(per_section, budget, |k| body(k, Detail::Bare), count);
-    body(k.max(1).min(per_section), Detail::Bare)
 }
 
 #[cfg(test)]
