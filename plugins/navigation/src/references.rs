@@ -91,114 +91,142 @@ pub fn find_references(
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
 
     if candidates.is_empty() {
-        if !defs_all.is_empty() {
-            let listed: Vec<Value> = defs_all.iter().take(10).map(def_json).collect();
-            let body = json!({
-                "symbol": q.symbol.text,
-                "total_sites": 0,
-                "precision": "heuristic",
-                "candidates": listed,
-                "notes": [format!(
-                    "no definition matches `{}`{}; {} definition(s) are named `{}` (listed): call again with one of their qualified names",
-                    q.symbol.text,
-                    q.file_path.as_ref().map(|f| format!(" in {f}")).unwrap_or_default(),
-                    defs_all.len(),
-                    q.symbol.name
-                )],
-            });
-            return Ok(render_plain(&body, ctx));
-        }
-        if sites.is_empty() {
-            let body = json!({
-                "symbol": q.symbol.text,
-                "total_sites": 0,
-                "complete": false,
-                "precision": "heuristic",
-                "notes": [format!(
-                    "unknown name: no symbol or usage named `{}` is indexed in {project} ({} files); check the spelling, or run index_workspace if the code is new",
-                    q.symbol.name, facts.files
-                )],
-            });
-            return Ok(render_plain(&body, ctx));
-        }
-        // Usages with no definition here: a dependency's or the standard library's item.
-        let group: Vec<(&Site, Tie)> = sites.iter().map(|s| (s, Tie::NameOnly)).collect();
-        return render_group(
-            host,
-            &q,
-            ctx,
-            &facts,
-            Answer {
-                def: None,
-                group: &group,
-                name_matched: group.len(),
-                notes: vec![format!(
-                    "`{}` has no definition in {project}: it likely comes from a dependency or std; these {} usages match by name only",
-                    q.symbol.name,
-                    sites.len()
-                )],
-                precision: &Precision::heuristic(Some(
-                    "no definition in the project to ask precise data about".into(),
-                )),
-            },
-        );
+        return no_definition(host, &q, ctx, &names, &facts, &project);
     }
-
-    let with_text = q.view != View::Files;
     if let [c] = candidates[..] {
         let precise = precise_of(host, &defs_all[c]);
         if precise.available() {
             return find_precise(host, &q, ctx, &names, c, &precise, &facts);
         }
-        let usages = names.usages_of(host, c, sites)?;
-        let declaration = names.trait_declaration(host, c, with_text)?;
-        // (site, how it is tied): an open tie is one nothing written decides either.
-        let group: Vec<(&Site, Tie)> = usages
-            .tied
-            .iter()
-            .map(|&(k, tie)| (&sites[k], tie))
-            .chain(declaration.iter().map(|d| (d, Tie::Exact)))
-            .collect();
-        let name_matched = group.iter().filter(|(_, t)| *t != Tie::Exact).count();
-        let open = group.iter().filter(|(_, t)| *t == Tie::Open).count();
-        let mut notes = Vec::new();
-        if name_matched > 0 {
-            notes.push(format!(
-                "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it), each marked `tie`: {} \"name\" (the only definition of that kind with the name), {open} \"open\" (a same-named definition could be meant)",
-                name_matched - open
-            ));
-        }
-        let mut precision = Precision::heuristic(precise.note);
-        if !usages.unrelated.is_empty() {
-            notes.push(format!(
-                "{} more `.{}` use(s) on receivers of unknown type sit in files that never name `{}`: left out as most likely other types' members",
-                usages.unrelated.len(),
-                defs_all[c].name,
-                defs_all[c].owner.as_deref().unwrap_or("")
-            ));
-            // A guess decided them: the answer cannot claim to hold every usage.
-            precision.gaps.push(format!(
-                "{} use(s) on receivers of unknown type left out",
-                usages.unrelated.len()
-            ));
-        }
-        return render_group(
-            host,
-            &q,
-            ctx,
-            &facts,
-            Answer {
-                def: Some(&defs_all[c]),
-                group: &group,
-                name_matched,
-                notes,
-                precision: &precision,
-            },
-        );
+        return find_heuristic(host, &q, ctx, &names, c, precise, &facts);
     }
 
     let attributed: Vec<Attribution> = sites.iter().map(|s| names.attribute(s)).collect();
     render_ambiguous(host, &q, ctx, &names, &candidates, &attributed)
+}
+
+/// No definition the query names: the same-named ones listed, an unknown name said, or
+/// the name's usages when nothing in the project defines it.
+fn no_definition(
+    host: &(impl Host + ?Sized),
+    q: &Query,
+    ctx: &Ctx,
+    names: &NameIndex,
+    facts: &scryer_plugin_sdk::host::Facts,
+    project: &str,
+) -> ToolResult<String> {
+    let (defs_all, sites) = (&names.defs, &names.sites);
+    if !defs_all.is_empty() {
+        let listed: Vec<Value> = defs_all.iter().take(10).map(def_json).collect();
+        let body = json!({
+            "symbol": q.symbol.text,
+            "total_sites": 0,
+            "precision": "heuristic",
+            "candidates": listed,
+            "notes": [format!(
+                "no definition matches `{}`{}; {} definition(s) are named `{}` (listed): call again with one of their qualified names",
+                q.symbol.text,
+                q.file_path.as_ref().map(|f| format!(" in {f}")).unwrap_or_default(),
+                defs_all.len(),
+                q.symbol.name
+            )],
+        });
+        return Ok(render_plain(&body, ctx));
+    }
+    if sites.is_empty() {
+        let body = json!({
+            "symbol": q.symbol.text,
+            "total_sites": 0,
+            "complete": false,
+            "precision": "heuristic",
+            "notes": [format!(
+                "unknown name: no symbol or usage named `{}` is indexed in {project} ({} files); check the spelling, or run index_workspace if the code is new",
+                q.symbol.name, facts.files
+            )],
+        });
+        return Ok(render_plain(&body, ctx));
+    }
+    // Usages with no definition here: a dependency's or the standard library's item.
+    let group: Vec<(&Site, Tie)> = sites.iter().map(|s| (s, Tie::NameOnly)).collect();
+    render_group(
+        host,
+        q,
+        ctx,
+        facts,
+        Answer {
+            def: None,
+            group: &group,
+            name_matched: group.len(),
+            notes: vec![format!(
+                "`{}` has no definition in {project}: it likely comes from a dependency or std; these {} usages match by name only",
+                q.symbol.name,
+                sites.len()
+            )],
+            precision: &Precision::heuristic(Some(
+                "no definition in the project to ask precise data about".into(),
+            )),
+        },
+    )
+}
+
+/// One definition answered by the heuristic: its usages as attribution ties them, and
+/// its trait's declaration.
+fn find_heuristic(
+    host: &(impl Host + ?Sized),
+    q: &Query,
+    ctx: &Ctx,
+    names: &NameIndex,
+    c: usize,
+    precise: PreciseUsages,
+    facts: &scryer_plugin_sdk::host::Facts,
+) -> ToolResult<String> {
+    let (defs_all, sites) = (&names.defs, &names.sites);
+    let with_text = q.view != View::Files;
+    let usages = names.usages_of(host, c, sites)?;
+    let declaration = names.trait_declaration(host, c, with_text)?;
+    // (site, how it is tied): an open tie is one nothing written decides either.
+    let group: Vec<(&Site, Tie)> = usages
+        .tied
+        .iter()
+        .map(|&(k, tie)| (&sites[k], tie))
+        .chain(declaration.iter().map(|d| (d, Tie::Exact)))
+        .collect();
+    let name_matched = group.iter().filter(|(_, t)| *t != Tie::Exact).count();
+    let open = group.iter().filter(|(_, t)| *t == Tie::Open).count();
+    let mut notes = Vec::new();
+    if name_matched > 0 {
+        notes.push(format!(
+        "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it), each marked `tie`: {} \"name\" (the only definition of that kind with the name), {open} \"open\" (a same-named definition could be meant)",
+        name_matched - open
+    ));
+    }
+    let mut precision = Precision::heuristic(precise.note);
+    if !usages.unrelated.is_empty() {
+        notes.push(format!(
+        "{} more `.{}` use(s) on receivers of unknown type sit in files that never name `{}`: left out as most likely other types' members",
+        usages.unrelated.len(),
+        defs_all[c].name,
+        defs_all[c].owner.as_deref().unwrap_or("")
+    ));
+        // A guess decided them: the answer cannot claim to hold every usage.
+        precision.gaps.push(format!(
+            "{} use(s) on receivers of unknown type left out",
+            usages.unrelated.len()
+        ));
+    }
+    render_group(
+        host,
+        q,
+        ctx,
+        facts,
+        Answer {
+            def: Some(&defs_all[c]),
+            group: &group,
+            name_matched,
+            notes,
+            precision: &precision,
+        },
+    )
 }
 
 fn def_json(d: &Sym) -> Value {
