@@ -1021,6 +1021,51 @@ fn find_precise(
         .collect();
     // Sites of the name the indexer resolved to nothing: the heuristic answers those.
     let unresolved = host.precise_unresolved(&names.defs[c]).unwrap_or_default();
+    let taken = precise_group(host, names, c, precise, &fallback, &unresolved)?;
+    let (notes, gaps) = precise_notes(names, c, precise, &fallback, unresolved.len(), &taken);
+    let precision = Precision {
+        label: precise.precision.clone(),
+        note: None,
+        heuristic_files: Some(fallback),
+        gaps,
+    };
+    render_group(
+        host,
+        q,
+        ctx,
+        facts,
+        Answer {
+            def: Some(&names.defs[c]),
+            group: &taken.group,
+            name_matched: taken.name_matched,
+            notes,
+            precision: &precision,
+        },
+    )
+}
+
+/// The sites of a precise answer, and how many of the heuristic's it took or left.
+struct PreciseGroup<'s> {
+    /// The precise sites and the heuristic's taken, by file, line and column, once each.
+    group: Vec<(&'s Site, Tie)>,
+    /// Heuristic sites taken that only the name ties.
+    name_matched: usize,
+    /// Unresolved sites the heuristic ties to the definition.
+    taken: usize,
+    /// Unresolved sites a same-named definition could be meant at (left out).
+    open: usize,
+}
+
+/// The precise sites, with the heuristic's in the files that fell back and at the sites
+/// the indexer left unresolved.
+fn precise_group<'s>(
+    host: &(impl Host + ?Sized),
+    names: &'s NameIndex,
+    c: usize,
+    precise: &'s PreciseUsages,
+    fallback: &BTreeSet<String>,
+    unresolved: &[Site],
+) -> ToolResult<PreciseGroup<'s>> {
     let unresolved_at: BTreeSet<(&str, u32, u32)> = unresolved
         .iter()
         .map(|s| (s.file_path.as_str(), s.line, s.column))
@@ -1034,7 +1079,6 @@ fn find_precise(
         .collect();
     let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
     let (mut name_matched, mut taken, mut open) = (0, 0, 0);
-    let mut notes = Vec::new();
     // A trait item's implementations (`impl Trait for T { fn item .. }`) are among the
     // precise sites: the host adds its family's (ADR 0031).
     if !fallback.is_empty() || !unresolved.is_empty() {
@@ -1058,13 +1102,32 @@ fn find_precise(
     group.dedup_by(|(a, _), (b, _)| {
         (&a.file_path, a.line, a.column) == (&b.file_path, b.line, b.column)
     });
+    Ok(PreciseGroup {
+        group,
+        name_matched,
+        taken,
+        open,
+    })
+}
+
+/// A precise answer's notes, and its gaps: why it may not hold every usage.
+fn precise_notes(
+    names: &NameIndex,
+    c: usize,
+    precise: &PreciseUsages,
+    fallback: &BTreeSet<String>,
+    unresolved: usize,
+    g: &PreciseGroup,
+) -> (Vec<String>, Vec<String>) {
+    let (name_matched, taken, open) = (g.name_matched, g.taken, g.open);
+    let mut notes = Vec::new();
     if !fallback.is_empty() {
         notes.push(fallback_note(&precise.fallback_files));
     }
-    if !unresolved.is_empty() {
+    if unresolved > 0 {
         notes.push(format!(
             "{} site(s) named `{}` are ones the indexer could not resolve; the heuristic ties {taken} of them to this definition (included){}",
-            unresolved.len(),
+            unresolved,
             names.defs[c].name,
             if open > 0 {
                 format!(", and {open} could be this or a same-named definition, nothing written decides (left out)")
@@ -1079,10 +1142,10 @@ fn find_precise(
         ));
     }
     let mut gaps = Vec::new();
-    if !unresolved.is_empty() {
+    if unresolved > 0 {
         gaps.push(format!(
             "{} site(s) of the name the indexer left unresolved",
-            unresolved.len()
+            unresolved
         ));
     }
     // What the host says the precise sites leave open (Rust: `Self` in the type's impls
@@ -1093,25 +1156,7 @@ fn find_precise(
         notes.push(note.clone());
         gaps.push("what the notes say the precise sites leave open".into());
     }
-    let precision = Precision {
-        label: precise.precision.clone(),
-        note: None,
-        heuristic_files: Some(fallback),
-        gaps,
-    };
-    render_group(
-        host,
-        q,
-        ctx,
-        facts,
-        Answer {
-            def: Some(&names.defs[c]),
-            group: &group,
-            name_matched,
-            notes,
-            precision: &precision,
-        },
-    )
+    (notes, gaps)
 }
 
 /// `mixed`: how many files fell back, why, and the first few of them.
