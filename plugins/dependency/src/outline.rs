@@ -214,9 +214,9 @@ fn add_implied_modules<'a>(
     }
 }
 
-/// Sets each module's file: where most of the definitions directly inside it are
-/// (`mod error;` is declared in lib.rs, its items live in error.rs).
+/// Sets each module's file: where most of the definitions directly inside it are.
 fn assign_files(modules: &mut BTreeMap<String, Module<'_>>, symbols: &[DepSym]) {
+    // `mod error;` is declared in lib.rs, its items live in error.rs.
     let mut files: HashMap<&str, HashMap<&str, usize>> = HashMap::new();
     for d in symbols {
         let s = &d.symbol;
@@ -774,8 +774,7 @@ fn parse(args: &Args) -> ToolResult<Query> {
     })
 }
 
-/// The project's locked versions of the crate, newest first, and the one asked for (the
-/// newest when no version is given; a note says when there are several).
+/// The locked versions of the crate, newest first, and the one asked for (default: newest).
 fn choose_locked<'l>(
     locked: &'l [LockedCrate],
     crate_name: &str,
@@ -829,8 +828,7 @@ fn selected_modules<'a>(
     }
 }
 
-/// Keeps the modules with public items, the crate's surface first; a note names the
-/// others, or says there is nothing public.
+/// Keeps the modules with public items, the crate's surface first; a note names the rest.
 fn list_public_modules(modules: &mut Vec<Module<'_>>, in_module: bool, notes: &mut Vec<String>) {
     // Modules without public items are only structure (helpers, platform shims): they
     // are named in a note, not listed.

@@ -269,8 +269,7 @@ struct Subject {
     notes: Vec<String>,
 }
 
-/// What the change starts from, as the arguments name it; `Err`: the answer instead (no
-/// such symbol, or several).
+/// What the change starts from; `Err`: the answer instead (no such symbol, or several).
 fn subject_of<H: Host + ?Sized>(
     g: &mut CallGraph<'_, H>,
     host: &H,
@@ -308,8 +307,7 @@ fn walk_checked<H: Host + ?Sized>(
     Ok(walked)
 }
 
-/// The symbol `text` names (in `fp`, when given); `Err`: the answer instead (no such
-/// symbol, or several).
+/// The symbol `text` names (in `fp`, when given); `Err`: the answer instead.
 fn symbol_subject<H: Host + ?Sized>(
     g: &mut CallGraph<'_, H>,
     text: &str,

@@ -239,8 +239,7 @@ impl<H: Host + ?Sized> Walk<'_, '_, H> {
         Ok(groups)
     }
 
-    /// What `def` calls in the project, each with its edges from `def`, in first-edge
-    /// order; and the names it calls outside the project.
+    /// What `def` calls in the project, grouped by callee, and the names it calls outside.
     fn outgoing_groups(&mut self, def: &Sym) -> ToolResult<(Vec<Group>, Vec<String>)> {
         let mut groups: Vec<Group> = Vec::new();
         let mut external: Vec<String> = Vec::new();
@@ -492,8 +491,7 @@ fn walk_tree<H: Host + ?Sized>(
     })
 }
 
-/// The notes for a direction asked for that found nothing: no callers, or no callees in
-/// the project.
+/// The notes for an asked direction that found nothing: no callers, or no callees.
 fn nothing_found_notes(
     query: &Query,
     root: &Sym,

@@ -237,8 +237,7 @@ fn narrow(q: &lookup::SymbolQuery, v: Vec<Found>) -> Vec<Found> {
     }
 }
 
-/// The definitions the query names: the workspace's, else the locked dependencies';
-/// `Err`: the answer saying why there are none.
+/// The definitions the query names (workspace, else dependencies); `Err`: the answer.
 fn find_definitions(
     host: &(impl Host + ?Sized),
     q: &lookup::SymbolQuery,
@@ -277,8 +276,7 @@ fn find_definitions(
     Ok(Ok(found))
 }
 
-/// The type the query means among `found`, with notes on the definitions left out;
-/// `Err`: the answer listing the types when none stands out.
+/// The type the query means among `found`, with notes on the rest; `Err`: the answer.
 fn pick_type<'f>(
     host: &(impl Host + ?Sized),
     ctx: &Ctx,
@@ -434,8 +432,7 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
     Ok(c)
 }
 
-/// The type's impl headers (its own and those in other modules that resolve to it), and
-/// the paths the index names the type by in them.
+/// The type's impl headers, and the paths the index names the type by in them.
 fn impl_headers(
     t: &Sym,
     others: &[Sym],
@@ -485,8 +482,7 @@ fn impl_headers(
     (paths, headers)
 }
 
-/// The files that hold the type's members, its own first, at most [`MAX_IMPL_FILES`]
-/// others.
+/// The files holding the type's members: its own first, then at most MAX_IMPL_FILES.
 fn member_files(
     t: &Sym,
     headers: &[Header],
@@ -521,8 +517,7 @@ fn member_files(
     files
 }
 
-/// The type's members in `files` (definitions directly under one of its `paths`), and
-/// the fields nested one level deeper (a variant's).
+/// The type's members in `files`, and the fields nested one level deeper (a variant's).
 fn read_members(
     host: &(impl Host + ?Sized),
     t: &Sym,
@@ -566,8 +561,7 @@ fn read_members(
     (members, nested)
 }
 
-/// The type's `implements` edges, or `None` (with a note saying what that costs) when
-/// the index has none yet.
+/// The type's `implements` edges; `None`, with a note, when the index has none yet.
 fn implements_edges(
     host: &(impl Host + ?Sized),
     t: &Sym,
@@ -594,8 +588,7 @@ fn implements_edges(
     }
 }
 
-/// A Rust trait's source lines, to tell required methods from provided ones; `None` for
-/// other types, or (with a note) when they cannot be read.
+/// A Rust trait's source lines, to tell required methods from provided ones.
 fn trait_source(
     host: &(impl Host + ?Sized),
     t: &Sym,
@@ -635,8 +628,7 @@ fn inside(t: &Sym, s: &Sym) -> bool {
     s.file_path == t.file_path && t.start_line <= s.start_line && s.end_line <= t.end_line
 }
 
-/// Each member, with the trait of its impl block and a variant's fields, in its list of
-/// the contract: fields, variants, required, provided, methods or associated items.
+/// Puts each member, with its impl's trait and a variant's fields, in its contract list.
 fn place_members(
     t: &Sym,
     mut members: Vec<Sym>,
@@ -704,8 +696,7 @@ fn place_members(
     }
 }
 
-/// The traits a (non-trait) type implements: from `implements` edges, else from its impl
-/// headers' text.
+/// The traits a type implements: from `implements` edges, else from impl headers.
 fn implemented_traits(trait_edges: Option<&[Edge]>, headers: &[Header], c: &mut Contract) {
     match trait_edges {
         Some(edges) => {

@@ -105,8 +105,7 @@ pub fn find_references(
     render_ambiguous(host, &q, ctx, &names, &candidates, &attributed)
 }
 
-/// No definition the query names: the same-named ones listed, an unknown name said, or
-/// the name's usages when nothing in the project defines it.
+/// The answer when no definition matches: the same-named ones, or the name's usages.
 fn no_definition(
     host: &(impl Host + ?Sized),
     q: &Query,
@@ -169,8 +168,7 @@ fn no_definition(
     )
 }
 
-/// One definition answered by the heuristic: its usages as attribution ties them, and
-/// its trait's declaration.
+/// One definition answered by the heuristic: its usages as attribution ties them.
 fn find_heuristic(
     host: &(impl Host + ?Sized),
     q: &Query,
@@ -492,8 +490,7 @@ impl<'s> Uses<'s> {
     }
 }
 
-/// The files of the answer (and the definition's) the parser failed on: they make the
-/// answer partial.
+/// The files of the answer (and the definition's) the parser failed on.
 fn parse_failed_files(
     host: &(impl Host + ?Sized),
     facts: &scryer_plugin_sdk::host::Facts,
@@ -666,8 +663,7 @@ impl GroupPage<'_> {
     }
 }
 
-/// A name several definitions answer to: each definition's usages as a group, most used
-/// first, paged over the definitions and fitted to the budget.
+/// A name several definitions answer to: a group of usages per definition, most used first.
 fn render_ambiguous(
     host: &(impl Host + ?Sized),
     q: &Query,
@@ -743,8 +739,7 @@ fn render_ambiguous(
     Ok(page.render(ctx, shown, per_group))
 }
 
-/// The answer's `precision` over the candidates' precise data: `precise`, `mixed` or
-/// `heuristic`.
+/// The answer's `precision` over the candidates: `precise`, `mixed` or `heuristic`.
 fn precision_label(precise: &[PreciseUsages]) -> &'static str {
     match precise.iter().filter(|p| p.available()).count() {
         0 => "heuristic",
@@ -766,8 +761,7 @@ fn resolved_to(attributed: &[Attribution]) -> BTreeMap<usize, Vec<usize>> {
     resolved_to
 }
 
-/// Each candidate with its usages, by file and line: the heuristic's where it has no
-/// precise data (or the file fell back), and its precise sites.
+/// Each candidate with its usages (heuristic where not precise), by file and line.
 fn definition_groups<'s>(
     candidates: &[usize],
     families: &[Vec<usize>],
@@ -1056,8 +1050,7 @@ struct PreciseGroup<'s> {
     open: usize,
 }
 
-/// The precise sites, with the heuristic's in the files that fell back and at the sites
-/// the indexer left unresolved.
+/// The precise sites, with the heuristic's where files fell back or sites are unresolved.
 fn precise_group<'s>(
     host: &(impl Host + ?Sized),
     names: &'s NameIndex,

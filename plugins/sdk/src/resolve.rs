@@ -389,8 +389,7 @@ fn through_module<'h>(
     found
 }
 
-/// Ties a usage site to one of the same-named definitions `defs`, by the rules in the
-/// module doc: the written path first, then the file's scope, then uniqueness.
+/// Ties a usage site to one of the same-named definitions `defs`, by the module doc's rules.
 pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
     let qualifier = site.qualifier.as_deref().filter(|q| !q.is_empty());
     let compat = compatible_candidates(site, defs, scope, qualifier.is_some());
@@ -418,8 +417,7 @@ fn compatible_candidates(site: &Site, defs: &[Sym], scope: &Scope, qualified: bo
     scope.compatible_defs(defs, compat_kind, qualified).to_vec()
 }
 
-/// What the steps of [`attribute`] read: the site, the definitions with their parent
-/// paths, the scope, and the crate the site is in.
+/// What the steps of [`attribute`] read: the site, definitions, scope and crate.
 struct AtSite<'a> {
     site: &'a Site,
     defs: &'a [Sym],
@@ -501,9 +499,9 @@ impl<'a> AtSite<'a> {
         self.by_owner(q, &segs, last, compat)
     }
 
-    /// Python and TypeScript: a qualifier that names a module of the project
-    /// (`click.BOOL`, `types.IntRange`, `from .types import X`, `from '../x'`).
+    /// Python and TypeScript: the candidates a qualifier naming a project module holds.
     fn script_module(&self, segs: &[&str], compat: &[usize]) -> Option<Attribution> {
+        // `click.BOOL`, `types.IntRange`, `from .types import X`, `from '../x'`.
         let unowned = self.unowned(compat);
         let via = script::module_holds(segs, self.defs, &unowned, self.scope);
         match via.len() {
@@ -533,8 +531,7 @@ impl<'a> AtSite<'a> {
         None
     }
 
-    /// The verdict the owner a path ends in (`last`) gives, or `None` to decide as for
-    /// a bare name.
+    /// The verdict the owner a path ends in gives, or `None` to decide as for a bare name.
     fn by_owner(
         &self,
         q: &str,
@@ -578,9 +575,10 @@ impl<'a> AtSite<'a> {
         }
     }
 
-    /// The trait items among `compat`: what a receiver of another type, `Self` inside a
-    /// trait impl, or a generic parameter (`T::Output`) can still reach.
+    /// The trait items among `compat`, which a receiver of any type can reach.
     fn through_trait(&self, compat: &[usize]) -> Attribution {
+        // A receiver of another type, `Self` inside a trait impl, or a generic parameter
+        // (`T::Output`) can still reach a trait's item.
         let via_trait: Vec<usize> = self
             .scope
             .trait_items(self.defs)
@@ -595,9 +593,10 @@ impl<'a> AtSite<'a> {
         }
     }
 
-    /// Several owners share the name: a longer written path, then what the file imports
-    /// under that name, then the owner's own file.
+    /// Several owners share the name: told apart by path, imports, then the site's file.
     fn among_owners(&self, q: &str, segs: &[&str], last: &str, hits: Vec<usize>) -> Attribution {
+        // A longer written path, then what the file imports under that name, then the
+        // owner's own file.
         let (site, defs) = (self.site, self.defs);
         let longer: Vec<usize> = hits
             .iter()
@@ -657,8 +656,7 @@ impl<'a> AtSite<'a> {
         Attribution::Open(hits)
     }
 
-    /// The one owner (among `hits`) the file's imports of it (`paths`) lead to, exactly
-    /// or through the re-exports of the module imported from.
+    /// The one owner the file's imports of it lead to, exactly or through re-exports.
     fn owner_as_imported(
         &self,
         last: &str,
@@ -766,9 +764,10 @@ impl<'a> AtSite<'a> {
             .collect()
     }
 
-    /// The one candidate the Python or TypeScript file imports the name from (`from
-    /// .core import X`, `import { X } from './x'`), following re-exports.
+    /// The one candidate a Python or TypeScript file imports the name from.
     fn script_imports(&self, paths: &[String], compat: &[usize]) -> Option<Attribution> {
+        // What the file imports the name from (`from .core import X`, `import { X }
+        // from './x'`), following re-exports.
         let mut via: Vec<usize> = Vec::new();
         for p in paths {
             for i in script::module_holds(&segments(p), self.defs, compat, self.scope) {
@@ -783,8 +782,7 @@ impl<'a> AtSite<'a> {
         None
     }
 
-    /// The one candidate the file's `use`s of the name (`paths`) lead to: through
-    /// re-exports, by the written path, or as the only unowned item.
+    /// The one candidate the file's `use`s of the name lead to.
     fn through_uses(&self, paths: &[String], compat: &[usize]) -> Option<Attribution> {
         let (site, defs, crate_name) = (self.site, self.defs, &self.crate_name);
         // What the file's `use` leads to, following re-exports.
