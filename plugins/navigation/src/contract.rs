@@ -772,29 +772,9 @@ fn implementors(
                 Attribution::Resolved(0, _)
             )
     };
-    let mut seen = HashSet::new();
     match host.edges_to(&t.name) {
         Ok(edges) => {
-            for e in edges.iter().filter(|e| e.kind == "implements") {
-                let site = Site {
-                    file_path: e.file_path.clone(),
-                    line: e.line,
-                    column: e.column,
-                    kind: e.site_kind.clone(),
-                    qualifier: e.to_qualifier.clone(),
-                    enclosing_symbol: e.from_symbol.clone(),
-                    line_text: None,
-                };
-                if ours(&site) && seen.insert((e.from_symbol.clone(), e.file_path.clone(), e.line))
-                {
-                    c.implementors.push(Relation {
-                        name: e.from_symbol.clone(),
-                        file: e.file_path.clone(),
-                        line: e.line,
-                        written: None,
-                    });
-                }
-            }
+            implementors_from_edges(&edges, &ours, &mut c.implementors);
             if t.file_path.ends_with(".rs") {
                 add_written_self_types(host, &mut c.implementors);
             }
@@ -815,25 +795,60 @@ fn implementors(
             if !rust {
                 return;
             }
-            for s in sites.iter().filter(|s| s.kind == "type") {
-                let Some(Some(tr)) = s.line_text.as_deref().and_then(impl_header) else {
-                    continue;
-                };
-                if trait_name(&tr) == t.name
-                    && ours(s)
-                    && seen.insert((s.enclosing_symbol.clone(), s.file_path.clone(), s.line))
-                {
-                    c.implementors.push(Relation {
-                        name: s.enclosing_symbol.clone(),
-                        file: s.file_path.clone(),
-                        line: s.line,
-                        written: s
-                            .line_text
-                            .as_deref()
-                            .and_then(|l| written_self_type(l, &s.enclosing_symbol)),
-                    });
-                }
-            }
+            implementors_from_headers(t, sites, &ours, &mut c.implementors);
+        }
+    }
+}
+
+/// The implementors the `implements` edges name, those of `ours` once each.
+fn implementors_from_edges(edges: &[Edge], ours: &dyn Fn(&Site) -> bool, out: &mut Vec<Relation>) {
+    let mut seen = HashSet::new();
+    for e in edges.iter().filter(|e| e.kind == "implements") {
+        let site = Site {
+            file_path: e.file_path.clone(),
+            line: e.line,
+            column: e.column,
+            kind: e.site_kind.clone(),
+            qualifier: e.to_qualifier.clone(),
+            enclosing_symbol: e.from_symbol.clone(),
+            line_text: None,
+        };
+        if ours(&site) && seen.insert((e.from_symbol.clone(), e.file_path.clone(), e.line)) {
+            out.push(Relation {
+                name: e.from_symbol.clone(),
+                file: e.file_path.clone(),
+                line: e.line,
+                written: None,
+            });
+        }
+    }
+}
+
+/// The implementors Rust impl headers' source lines name, those of `ours` once each.
+fn implementors_from_headers(
+    t: &Sym,
+    sites: &[Site],
+    ours: &dyn Fn(&Site) -> bool,
+    out: &mut Vec<Relation>,
+) {
+    let mut seen = HashSet::new();
+    for s in sites.iter().filter(|s| s.kind == "type") {
+        let Some(Some(tr)) = s.line_text.as_deref().and_then(impl_header) else {
+            continue;
+        };
+        if trait_name(&tr) == t.name
+            && ours(s)
+            && seen.insert((s.enclosing_symbol.clone(), s.file_path.clone(), s.line))
+        {
+            out.push(Relation {
+                name: s.enclosing_symbol.clone(),
+                file: s.file_path.clone(),
+                line: s.line,
+                written: s
+                    .line_text
+                    .as_deref()
+                    .and_then(|l| written_self_type(l, &s.enclosing_symbol)),
+            });
         }
     }
 }
