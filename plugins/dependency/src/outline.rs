@@ -107,11 +107,31 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
             items: Vec::new(),
         },
     );
-    let in_crate = |qn: &str| qn == root || qn.starts_with(&format!("{root}::"));
+    let test_modules = test_modules(symbols);
+    add_declared_modules(&mut modules, root, symbols, &test_modules);
+    add_implied_modules(&mut modules, root, symbols, &test_modules);
+    assign_files(&mut modules, symbols);
+    fill_items(&mut modules, symbols);
+    for m in modules.values_mut() {
+        m.items.sort_by(|a, b| {
+            (&a.sym.symbol.file_path, a.sym.symbol.start_line)
+                .cmp(&(&b.sym.symbol.file_path, b.sym.symbol.start_line))
+        });
+    }
+    modules.into_values().collect()
+}
+
+/// Is `qn` the crate's root or inside it?
+fn in_crate(root: &str, qn: &str) -> bool {
+    qn == root || qn.starts_with(&format!("{root}::"))
+}
+
+/// The prefixes (`a::tests::`) of the crate's private `test`/`tests` modules.
+fn test_modules(symbols: &[DepSym]) -> Vec<String> {
     // A private `test`/`tests` module is the crate's own `#[cfg(test)]` code (the index
     // does not record cfg attributes): no user can name it, so it and what it holds
     // stay out.
-    let test_modules: Vec<String> = symbols
+    symbols
         .iter()
         .map(|d| &d.symbol)
         .filter(|s| {
@@ -120,15 +140,29 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
                 && matches!(s.name.as_str(), "test" | "tests")
         })
         .map(|s| format!("{}::", s.qualified_name))
-        .collect();
-    let in_tests = |qn: &str| {
-        test_modules
-            .iter()
-            .any(|t| qn.starts_with(t.as_str()) || format!("{qn}::") == *t)
-    };
+        .collect()
+}
+
+/// Is `qn` one of the `test_modules` or inside one?
+fn in_tests(test_modules: &[String], qn: &str) -> bool {
+    test_modules
+        .iter()
+        .any(|t| qn.starts_with(t.as_str()) || format!("{qn}::") == *t)
+}
+
+/// Adds the crate's modules the index has a `mod` item for.
+fn add_declared_modules<'a>(
+    modules: &mut BTreeMap<String, Module<'a>>,
+    root: &str,
+    symbols: &'a [DepSym],
+    test_modules: &[String],
+) {
     for d in symbols {
         let s = &d.symbol;
-        if s.kind == "module" && in_crate(&s.qualified_name) && !in_tests(&s.qualified_name) {
+        if s.kind == "module"
+            && in_crate(root, &s.qualified_name)
+            && !in_tests(test_modules, &s.qualified_name)
+        {
             modules.insert(
                 s.qualified_name.clone(),
                 Module {
@@ -140,6 +174,15 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
             );
         }
     }
+}
+
+/// Adds the modules only the qualified names of what they hold show.
+fn add_implied_modules<'a>(
+    modules: &mut BTreeMap<String, Module<'a>>,
+    root: &str,
+    symbols: &'a [DepSym],
+    test_modules: &[String],
+) {
     // A module the index has no `mod` item for (declared inside a macro such as
     // `cfg_if!`, or through `#[path]`) still shows in the qualified names of what it
     // holds. A parent path that names a function or a type is not a module: items there
@@ -153,8 +196,8 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
         let s = &d.symbol;
         let p = parent(&s.qualified_name);
         if is_item(s)
-            && in_crate(p)
-            && !in_tests(p)
+            && in_crate(root, p)
+            && !in_tests(test_modules, p)
             && !modules.contains_key(p)
             && !not_modules.contains(p)
         {
@@ -169,8 +212,11 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
             );
         }
     }
-    // A module's file: where most of the definitions directly inside it are
-    // (`mod error;` is declared in lib.rs, its items live in error.rs).
+}
+
+/// Sets each module's file: where most of the definitions directly inside it are.
+fn assign_files(modules: &mut BTreeMap<String, Module<'_>>, symbols: &[DepSym]) {
+    // `mod error;` is declared in lib.rs, its items live in error.rs.
     let mut files: HashMap<&str, HashMap<&str, usize>> = HashMap::new();
     for d in symbols {
         let s = &d.symbol;
@@ -189,6 +235,10 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
                 .map(|(file, _)| file.to_string())
         });
     }
+}
+
+/// Puts each item in its module, with the methods it counts.
+fn fill_items<'a>(modules: &mut BTreeMap<String, Module<'a>>, symbols: &'a [DepSym]) {
     // Methods per owner path: (public ones, all). A trait's methods are all public; a
     // type's inherent methods only when marked `pub` (trait impl methods are counted by
     // the trait).
@@ -218,13 +268,6 @@ fn build_modules<'a>(root: &str, symbols: &'a [DepSym]) -> Vec<Module<'a>> {
         };
         m.items.push(Item { sym: d, methods });
     }
-    for m in modules.values_mut() {
-        m.items.sort_by(|a, b| {
-            (&a.sym.symbol.file_path, a.sym.symbol.start_line)
-                .cmp(&(&b.sym.symbol.file_path, b.sym.symbol.start_line))
-        });
-    }
-    modules.into_values().collect()
 }
 
 /// The modules `wanted` names (`de`, `serde_json::de`, `crate::de`) and their submodules.
@@ -356,117 +399,146 @@ impl Outline<'_> {
         let end = self.offset + k;
         let cut = end < self.entries.len();
         let mut notes = self.notes.clone();
-        let omitted = cut.then(|| {
-            let rest = &self.entries[end..];
-            let items = rest.len();
-            // a module whose first items are shown is not omitted, only its later items
-            let partly_shown = shown.last().map(|(m, _)| *m);
-            let mut modules: Vec<usize> = rest
-                .iter()
-                .map(|e| e.module)
-                .filter(|m| Some(*m) != partly_shown)
-                .collect();
-            modules.dedup();
-            notes.push(format!(
-                "{} and {} omitted to fit the budget",
-                plural(items, "more item"),
-                plural(modules.len(), "more module")
-            ));
-            (modules.len(), items)
-        });
-        let dir = self.dir.as_deref();
+        let omitted = cut.then(|| self.omitted(end, &shown, &mut notes));
         match format {
-            Format::Json => {
-                let modules: Vec<Value> = shown
-                    .iter()
-                    .map(|(mi, items)| {
-                        let m = &self.modules[*mi];
-                        json!({
-                            "path": m.path,
-                            "file": m.file.as_deref().map(|f| relative(f, dir)),
-                            "private": m.private.then_some(true),
-                            "items": items.iter().map(|i| self.item_json(&m.items[*i])).collect::<Vec<_>>(),
-                        })
-                    })
-                    .collect();
-                let mut body = json!({
-                    "crate_name": self.crate_name,
-                    "version": self.version,
-                    "root": self.dir,
-                    "total_modules": self.modules.len(),
-                    "total_items": self.total_items(),
-                    "offset": (self.offset > 0).then_some(self.offset),
-                    "modules": modules,
-                    "complete": !cut,
-                    "notes": notes,
-                });
-                if let Some((modules, items)) = omitted {
-                    body["omitted"] = json!({"modules": modules, "items": items});
-                    body["next_offset"] = json!(end);
-                    body["see_also"] = json!(self.next_call(end));
-                }
-                to_compact_json(&body)
+            Format::Json => self.json(&shown, end, cut, &notes, omitted),
+            Format::Text => self.text(&shown, k, end, cut, &notes),
+        }
+    }
+
+    /// (modules, items) past a page that ends at `end`, said in a note.
+    fn omitted(
+        &self,
+        end: usize,
+        shown: &[(usize, Vec<usize>)],
+        notes: &mut Vec<String>,
+    ) -> (usize, usize) {
+        let rest = &self.entries[end..];
+        let items = rest.len();
+        // a module whose first items are shown is not omitted, only its later items
+        let partly_shown = shown.last().map(|(m, _)| *m);
+        let mut modules: Vec<usize> = rest
+            .iter()
+            .map(|e| e.module)
+            .filter(|m| Some(*m) != partly_shown)
+            .collect();
+        modules.dedup();
+        notes.push(format!(
+            "{} and {} omitted to fit the budget",
+            plural(items, "more item"),
+            plural(modules.len(), "more module")
+        ));
+        (modules.len(), items)
+    }
+
+    /// The page of entries up to `end` as JSON.
+    fn json(
+        &self,
+        shown: &[(usize, Vec<usize>)],
+        end: usize,
+        cut: bool,
+        notes: &[String],
+        omitted: Option<(usize, usize)>,
+    ) -> String {
+        let dir = self.dir.as_deref();
+        let modules: Vec<Value> = shown
+            .iter()
+            .map(|(mi, items)| {
+                let m = &self.modules[*mi];
+                json!({
+                    "path": m.path,
+                    "file": m.file.as_deref().map(|f| relative(f, dir)),
+                    "private": m.private.then_some(true),
+                    "items": items.iter().map(|i| self.item_json(&m.items[*i])).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let mut body = json!({
+            "crate_name": self.crate_name,
+            "version": self.version,
+            "root": self.dir,
+            "total_modules": self.modules.len(),
+            "total_items": self.total_items(),
+            "offset": (self.offset > 0).then_some(self.offset),
+            "modules": modules,
+            "complete": !cut,
+            "notes": notes,
+        });
+        if let Some((modules, items)) = omitted {
+            body["omitted"] = json!({"modules": modules, "items": items});
+            body["next_offset"] = json!(end);
+            body["see_also"] = json!(self.next_call(end));
+        }
+        to_compact_json(&body)
+    }
+
+    /// The page of `k` entries up to `end` as text: a header, then each module's items.
+    fn text(
+        &self,
+        shown: &[(usize, Vec<usize>)],
+        k: usize,
+        end: usize,
+        cut: bool,
+        notes: &[String],
+    ) -> String {
+        let dir = self.dir.as_deref();
+        let range = if k == 0 {
+            "none shown".to_string()
+        } else {
+            format!(
+                "entries {}-{end} of {}",
+                self.offset + 1,
+                self.entries.len()
+            )
+        };
+        let state = if cut {
+            format!("TRUNCATED: call again with offset={end}")
+        } else {
+            "complete".into()
+        };
+        let mut out = format!(
+            "get_crate_outline {} {}: {}, {} | {range} | {state}",
+            self.crate_name,
+            self.version,
+            plural(self.modules.len(), "module"),
+            plural(self.total_items(), "public item")
+        );
+        if let Some(d) = dir {
+            out.push_str(&format!("\nroot: {d}"));
+        }
+        for n in notes {
+            out.push_str(&format!("\nnote: {n}"));
+        }
+        for (mi, items) in shown {
+            let m = &self.modules[*mi];
+            out.push_str(&format!("\n## {}", m.path));
+            let mut tags: Vec<&str> = m
+                .file
+                .as_deref()
+                .map(|f| relative(f, dir))
+                .into_iter()
+                .collect();
+            if m.private {
+                tags.push("private");
             }
-            Format::Text => {
-                let range = if k == 0 {
-                    "none shown".to_string()
-                } else {
-                    format!(
-                        "entries {}-{end} of {}",
-                        self.offset + 1,
-                        self.entries.len()
-                    )
-                };
-                let state = if cut {
-                    format!("TRUNCATED: call again with offset={end}")
-                } else {
-                    "complete".into()
-                };
-                let mut out = format!(
-                    "get_crate_outline {} {}: {}, {} | {range} | {state}",
-                    self.crate_name,
-                    self.version,
-                    plural(self.modules.len(), "module"),
-                    plural(self.total_items(), "public item")
-                );
-                if let Some(d) = dir {
-                    out.push_str(&format!("\nroot: {d}"));
+            if !tags.is_empty() {
+                out.push_str(&format!(" ({})", tags.join(", ")));
+            }
+            for i in items {
+                let item = &m.items[*i];
+                let s = &item.sym.symbol;
+                out.push_str(&format!(
+                    "\n- {} {} {}",
+                    s.start_line,
+                    s.kind,
+                    shorten(&s.signature, SIGNATURE_CHARS)
+                ));
+                if item.methods > 0 {
+                    out.push_str(&format!(" ({})", plural(item.methods, "method")));
                 }
-                for n in &notes {
-                    out.push_str(&format!("\nnote: {n}"));
-                }
-                for (mi, items) in &shown {
-                    let m = &self.modules[*mi];
-                    out.push_str(&format!("\n## {}", m.path));
-                    let mut tags: Vec<&str> = m
-                        .file
-                        .as_deref()
-                        .map(|f| relative(f, dir))
-                        .into_iter()
-                        .collect();
-                    if m.private {
-                        tags.push("private");
-                    }
-                    if !tags.is_empty() {
-                        out.push_str(&format!(" ({})", tags.join(", ")));
-                    }
-                    for i in items {
-                        let item = &m.items[*i];
-                        let s = &item.sym.symbol;
-                        out.push_str(&format!(
-                            "\n- {} {} {}",
-                            s.start_line,
-                            s.kind,
-                            shorten(&s.signature, SIGNATURE_CHARS)
-                        ));
-                        if item.methods > 0 {
-                            out.push_str(&format!(" ({})", plural(item.methods, "method")));
-                        }
-                    }
-                }
-                out
             }
         }
+        out
     }
 }
 
@@ -572,47 +644,16 @@ fn symbols_of<H: Host + ?Sized>(
 }
 
 pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> ToolResult<String> {
-    let crate_name =
-        args.required_str("crate_name", "the crate to outline, as named in Cargo.lock")?;
-    check_text("crate_name", &crate_name, 128)?;
-    if !crate_name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(ToolError::invalid(format!(
-            "`crate_name` {crate_name:?} is not a crate name; accepted: letters, digits, `-` and `_`, e.g. serde_json"
-        )));
-    }
-    let version = args.opt_str("version")?;
-    if let Some(v) = &version {
-        check_text("version", v, 64)?;
-    }
-    let module_arg = args.opt_str("module")?;
-    if let Some(m) = &module_arg {
-        check_text("module", m, 512)?;
-    }
-    let offset = args.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize;
+    let Query {
+        crate_name,
+        version,
+        module_arg,
+        offset,
+    } = parse(args)?;
 
     let locked = host.locked_crates()?;
-    let mut matches: Vec<&LockedCrate> = locked
-        .iter()
-        .filter(|l| same_crate(&l.name, &crate_name))
-        .collect();
-    matches.sort_by_key(|l| std::cmp::Reverse(version_key(&l.version)));
     let mut notes = Vec::new();
-    let chosen: Option<&LockedCrate> = match &version {
-        Some(v) => matches.iter().copied().find(|l| l.version == *v),
-        None => matches.first().copied(),
-    };
-    if version.is_none() && matches.len() > 1 {
-        let versions: Vec<&str> = matches.iter().map(|l| l.version.as_str()).collect();
-        notes.push(format!(
-            "the project locks {} at {}; this is {} (pass version for another)",
-            matches[0].name,
-            versions.join(" and "),
-            matches[0].version
-        ));
-    }
+    let (matches, chosen) = choose_locked(&locked, &crate_name, version.as_deref(), &mut notes);
     if let Some(l) = chosen
         && !l.indexed
     {
@@ -655,53 +696,9 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
     let root = root_segment(&name, &symbols);
     let mut modules = build_modules(&root, &symbols);
     if let Some(m) = &module_arg {
-        modules = match select_modules(modules, &root, m) {
-            Ok(selected) => selected,
-            Err(all) => {
-                let paths: Vec<&str> = all.iter().map(|m| m.path.as_str()).collect();
-                let shown: Vec<&str> = paths.iter().take(20).copied().collect();
-                return Err(ToolError::not_found(format!(
-                    "{name} {found_version} has no module {m:?}; its modules: {}{}",
-                    shown.join(", "),
-                    if paths.len() > shown.len() {
-                        ", …"
-                    } else {
-                        ""
-                    }
-                )));
-            }
-        };
+        modules = selected_modules(modules, &root, m, &name, &found_version)?;
     }
-    // Modules without public items are only structure (helpers, platform shims): they
-    // are named in a note, not listed.
-    let empty: Vec<String> = modules
-        .iter()
-        .filter(|m| m.items.is_empty())
-        .map(|m| m.path.clone())
-        .collect();
-    modules.retain(|m| !m.items.is_empty());
-    // The crate's surface first: the root, then its modules, then deeper ones.
-    modules.sort_by(|a, b| {
-        (a.path.matches("::").count(), &a.path).cmp(&(b.path.matches("::").count(), &b.path))
-    });
-    if modules.is_empty() {
-        notes.push(format!(
-            "no public types, traits, functions or constants {}; its items may be private or come from macros",
-            if module_arg.is_some() { "in this module" } else { "are defined in the crate" }
-        ));
-    } else if !empty.is_empty() {
-        let shown: Vec<&str> = empty.iter().take(5).map(String::as_str).collect();
-        notes.push(format!(
-            "{} without public items not listed: {}{}",
-            plural(empty.len(), "module"),
-            shown.join(", "),
-            if empty.len() > shown.len() {
-                ", …"
-            } else {
-                ""
-            }
-        ));
-    }
+    list_public_modules(&mut modules, module_arg.is_some(), &mut notes);
     let entries = entries(&modules);
     let offset = offset.min(entries.len());
     if offset > 0 && offset == entries.len() {
@@ -720,9 +717,14 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
         module_arg,
         notes,
     };
-    let n = outline.entries.len() - offset;
+    Ok(render_fitted(host, &outline, ctx))
+}
+
+/// The outline with the entries from its offset that the budget holds (all without one).
+fn render_fitted<H: Host + ?Sized>(host: &H, outline: &Outline, ctx: &Ctx) -> String {
+    let n = outline.entries.len() - outline.offset;
     let Some(budget) = ctx.budget else {
-        return Ok(outline.render(n, ctx.format));
+        return outline.render(n, ctx.format);
     };
     let k = fit_prefix(
         n,
@@ -731,7 +733,133 @@ pub fn get_crate_outline<H: Host + ?Sized>(host: &H, args: &Args, ctx: &Ctx) -> 
         |s| host.count_tokens(s),
     );
     // One entry over the budget still beats none; the host has the last word on size.
-    Ok(outline.render(k.max(1).min(n), ctx.format))
+    outline.render(k.max(1).min(n), ctx.format)
+}
+
+/// The arguments of a call.
+struct Query {
+    crate_name: String,
+    version: Option<String>,
+    module_arg: Option<String>,
+    offset: usize,
+}
+
+/// Reads and checks the arguments: a crate name is letters, digits, `-` and `_`.
+fn parse(args: &Args) -> ToolResult<Query> {
+    let crate_name =
+        args.required_str("crate_name", "the crate to outline, as named in Cargo.lock")?;
+    check_text("crate_name", &crate_name, 128)?;
+    if !crate_name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ToolError::invalid(format!(
+            "`crate_name` {crate_name:?} is not a crate name; accepted: letters, digits, `-` and `_`, e.g. serde_json"
+        )));
+    }
+    let version = args.opt_str("version")?;
+    if let Some(v) = &version {
+        check_text("version", v, 64)?;
+    }
+    let module_arg = args.opt_str("module")?;
+    if let Some(m) = &module_arg {
+        check_text("module", m, 512)?;
+    }
+    let offset = args.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize;
+    Ok(Query {
+        crate_name,
+        version,
+        module_arg,
+        offset,
+    })
+}
+
+/// The locked versions of the crate, newest first, and the one asked for (default: newest).
+fn choose_locked<'l>(
+    locked: &'l [LockedCrate],
+    crate_name: &str,
+    version: Option<&str>,
+    notes: &mut Vec<String>,
+) -> (Vec<&'l LockedCrate>, Option<&'l LockedCrate>) {
+    let mut matches: Vec<&LockedCrate> = locked
+        .iter()
+        .filter(|l| same_crate(&l.name, crate_name))
+        .collect();
+    matches.sort_by_key(|l| std::cmp::Reverse(version_key(&l.version)));
+    let chosen: Option<&LockedCrate> = match version {
+        Some(v) => matches.iter().copied().find(|l| l.version == v),
+        None => matches.first().copied(),
+    };
+    if version.is_none() && matches.len() > 1 {
+        let versions: Vec<&str> = matches.iter().map(|l| l.version.as_str()).collect();
+        notes.push(format!(
+            "the project locks {} at {}; this is {} (pass version for another)",
+            matches[0].name,
+            versions.join(" and "),
+            matches[0].version
+        ));
+    }
+    (matches, chosen)
+}
+
+/// The modules `m` selects, or an error listing the crate's modules when it names none.
+fn selected_modules<'a>(
+    modules: Vec<Module<'a>>,
+    root: &str,
+    m: &str,
+    name: &str,
+    found_version: &str,
+) -> ToolResult<Vec<Module<'a>>> {
+    match select_modules(modules, root, m) {
+        Ok(selected) => Ok(selected),
+        Err(all) => {
+            let paths: Vec<&str> = all.iter().map(|m| m.path.as_str()).collect();
+            let shown: Vec<&str> = paths.iter().take(20).copied().collect();
+            Err(ToolError::not_found(format!(
+                "{name} {found_version} has no module {m:?}; its modules: {}{}",
+                shown.join(", "),
+                if paths.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            )))
+        }
+    }
+}
+
+/// Keeps the modules with public items, the crate's surface first; a note names the rest.
+fn list_public_modules(modules: &mut Vec<Module<'_>>, in_module: bool, notes: &mut Vec<String>) {
+    // Modules without public items are only structure (helpers, platform shims): they
+    // are named in a note, not listed.
+    let empty: Vec<String> = modules
+        .iter()
+        .filter(|m| m.items.is_empty())
+        .map(|m| m.path.clone())
+        .collect();
+    modules.retain(|m| !m.items.is_empty());
+    // The crate's surface first: the root, then its modules, then deeper ones.
+    modules.sort_by(|a, b| {
+        (a.path.matches("::").count(), &a.path).cmp(&(b.path.matches("::").count(), &b.path))
+    });
+    if modules.is_empty() {
+        notes.push(format!(
+            "no public types, traits, functions or constants {}; its items may be private or come from macros",
+            if in_module { "in this module" } else { "are defined in the crate" }
+        ));
+    } else if !empty.is_empty() {
+        let shown: Vec<&str> = empty.iter().take(5).map(String::as_str).collect();
+        notes.push(format!(
+            "{} without public items not listed: {}{}",
+            plural(empty.len(), "module"),
+            shown.join(", "),
+            if empty.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use scryer_plugin_sdk::args::{Args, check_text};
 use scryer_plugin_sdk::attribution::{SymbolQuery, Tie, parse_symbol, relative_path};
 use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::callgraph::{CALL_KINDS, CallGraph, Target};
-use scryer_plugin_sdk::host::{Ctx, Edge, Format, Host, Sym};
+use scryer_plugin_sdk::host::{Ctx, Edge, Facts, Format, Host, Sym};
 use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
@@ -216,6 +216,70 @@ impl<H: Host + ?Sized> Walk<'_, '_, H> {
         }
     }
 
+    /// The callers of `def`, each with its edges to `def`, in first-edge order.
+    fn incoming_groups(&mut self, def: &Sym) -> ToolResult<Vec<Group>> {
+        let mut groups: Vec<Group> = Vec::new();
+        let inc = self.g.incoming(def, CALL_KINDS)?;
+        self.coverage.provenance(&inc.provenance);
+        self.coverage.left_out(&inc.unrelated);
+        for (e, tie) in inc.links {
+            match groups.iter_mut().find(|g| g.name == e.from_symbol) {
+                Some(g) => g.edges.push((e, tie)),
+                None => {
+                    let caller = self.g.symbol(&e.from_symbol)?;
+                    groups.push(Group {
+                        name: e.from_symbol.clone(),
+                        def: caller,
+                        edges: vec![(e, tie)],
+                        candidates: Vec::new(),
+                    });
+                }
+            }
+        }
+        Ok(groups)
+    }
+
+    /// What `def` calls in the project, grouped by callee, and the names it calls outside.
+    fn outgoing_groups(&mut self, def: &Sym) -> ToolResult<(Vec<Group>, Vec<String>)> {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut external: Vec<String> = Vec::new();
+        self.coverage.heuristic_lookup();
+        for (e, target) in self.g.outgoing(&def.qualified_name, CALL_KINDS)? {
+            let (key, callee, tie, candidates) = match target {
+                Target::Def(d, tie) => (d.qualified_name.clone(), Some(d), tie, Vec::new()),
+                Target::Open(c) => (
+                    e.to_name.clone(),
+                    None,
+                    Tie::Open,
+                    c.into_iter().map(|d| d.qualified_name).collect(),
+                ),
+                Target::External => {
+                    self.external_calls += 1;
+                    let written = match &e.to_qualifier {
+                        Some(q) if e.site_kind != "method_call" => {
+                            format!("{q}::{}", e.to_name)
+                        }
+                        _ => e.to_name.clone(),
+                    };
+                    if !external.contains(&written) {
+                        external.push(written);
+                    }
+                    continue;
+                }
+            };
+            match groups.iter_mut().find(|g| g.name == key) {
+                Some(g) => g.edges.push((e, tie)),
+                None => groups.push(Group {
+                    name: key,
+                    def: callee,
+                    edges: vec![(e, tie)],
+                    candidates,
+                }),
+            }
+        }
+        Ok((groups, external))
+    }
+
     /// Adds the neighbours of `def` (at `depth - 1`) in direction `dir`, walking each
     /// in turn. `path` holds the qualified names from the root to `def`. Returns what
     /// `def` calls outside the project (outgoing only).
@@ -227,65 +291,10 @@ impl<H: Host + ?Sized> Walk<'_, '_, H> {
         path: &mut Vec<String>,
     ) -> ToolResult<Vec<String>> {
         self.walked.insert(def.qualified_name.clone());
-        let mut groups: Vec<Group> = Vec::new();
-        let mut external: Vec<String> = Vec::new();
-        match dir {
-            Dir::In => {
-                let inc = self.g.incoming(def, CALL_KINDS)?;
-                self.coverage.provenance(&inc.provenance);
-                self.coverage.left_out(&inc.unrelated);
-                for (e, tie) in inc.links {
-                    match groups.iter_mut().find(|g| g.name == e.from_symbol) {
-                        Some(g) => g.edges.push((e, tie)),
-                        None => {
-                            let caller = self.g.symbol(&e.from_symbol)?;
-                            groups.push(Group {
-                                name: e.from_symbol.clone(),
-                                def: caller,
-                                edges: vec![(e, tie)],
-                                candidates: Vec::new(),
-                            });
-                        }
-                    }
-                }
-            }
-            Dir::Out => {
-                self.coverage.heuristic_lookup();
-                for (e, target) in self.g.outgoing(&def.qualified_name, CALL_KINDS)? {
-                    let (key, callee, tie, candidates) = match target {
-                        Target::Def(d, tie) => (d.qualified_name.clone(), Some(d), tie, Vec::new()),
-                        Target::Open(c) => (
-                            e.to_name.clone(),
-                            None,
-                            Tie::Open,
-                            c.into_iter().map(|d| d.qualified_name).collect(),
-                        ),
-                        Target::External => {
-                            self.external_calls += 1;
-                            let written = match &e.to_qualifier {
-                                Some(q) if e.site_kind != "method_call" => {
-                                    format!("{q}::{}", e.to_name)
-                                }
-                                _ => e.to_name.clone(),
-                            };
-                            if !external.contains(&written) {
-                                external.push(written);
-                            }
-                            continue;
-                        }
-                    };
-                    match groups.iter_mut().find(|g| g.name == key) {
-                        Some(g) => g.edges.push((e, tie)),
-                        None => groups.push(Group {
-                            name: key,
-                            def: callee,
-                            edges: vec![(e, tie)],
-                            candidates,
-                        }),
-                    }
-                }
-            }
-        }
+        let (groups, mut external) = match dir {
+            Dir::In => (self.incoming_groups(def)?, Vec::new()),
+            Dir::Out => self.outgoing_groups(def)?,
+        };
         external.truncate(MAX_EXTERNAL_NAMES);
         for Group {
             name,
@@ -353,8 +362,105 @@ pub fn trace_call_hierarchy<H: Host + ?Sized>(
     };
     let facts = host.index_facts()?;
 
+    let Tree {
+        nodes,
+        mut coverage,
+        external_calls,
+        callers,
+        root_external,
+    } = walk_tree(&mut g, &query, &root)?;
+    let callees = nodes.len() - callers;
+    check_parse_errors(host, &facts, &root, &nodes, &mut coverage);
+
+    let mut notes = nothing_found_notes(
+        &query,
+        &root,
+        &facts,
+        callers,
+        callees,
+        external_calls,
+        &coverage,
+    );
+    notes.extend(coverage.notes(Some(&root.name)));
+    notes.extend(coverage.precision_notes());
+    let gaps = coverage.gaps();
+    let precision = coverage.precision();
+
+    let total = nodes.len();
+    if query.offset >= total && total > 0 {
+        notes.push(format!(
+            "offset {} is past the last of the {total} nodes: nothing left to show",
+            query.offset
+        ));
+    }
+    let offset = query.offset.min(total);
+    let page = TracePage {
+        query: &query,
+        root: &root,
+        facts: &facts,
+        coverage: &coverage,
+        nodes: &nodes[offset..],
+        offset,
+        total,
+        callers,
+        callees,
+        external_calls,
+        root_external: &root_external,
+        notes,
+        gaps,
+        precision,
+    };
+    let k = match ctx.budget {
+        None => page.nodes.len(),
+        Some(budget) => fit_prefix(
+            page.nodes.len(),
+            budget,
+            |k| page.render(ctx, k),
+            |s| host.count_tokens(s),
+        ),
+    };
+    Ok(page.render(ctx, k))
+}
+
+/// Checks the files of the answer (the root's and every node's) for parse errors.
+fn check_parse_errors<H: Host + ?Sized>(
+    host: &H,
+    facts: &Facts,
+    root: &Sym,
+    nodes: &[Node],
+    coverage: &mut Coverage,
+) {
+    coverage.check_parse_errors(
+        host,
+        facts,
+        std::iter::once(root.file_path.as_str()).chain(
+            nodes
+                .iter()
+                .filter_map(|n| n.def.as_ref().map(|d| d.file_path.as_str())),
+        ),
+    );
+}
+
+/// What the walk found: the flattened tree and how far it can be trusted.
+struct Tree {
+    nodes: Vec<Node>,
+    coverage: Coverage,
+    /// Call sites of things outside the project.
+    external_calls: usize,
+    /// How many of the first nodes are the incoming tree.
+    callers: usize,
+    /// What the root calls outside the project.
+    root_external: Vec<String>,
+}
+
+/// Walks the tree from `root`: its callers, then (walked afresh) its callees.
+fn walk_tree<H: Host + ?Sized>(
+    g: &mut CallGraph<'_, H>,
+    query: &Query,
+    root: &Sym,
+) -> ToolResult<Tree> {
     let mut walk = Walk {
-        g: &mut g,
+        g,
         max_depth: query.depth,
         nodes: Vec::new(),
         walked: HashSet::new(),
@@ -363,36 +469,39 @@ pub fn trace_call_hierarchy<H: Host + ?Sized>(
     };
     let mut root_external = Vec::new();
     if query.incoming {
-        walk.expand(Dir::In, &root, 1, &mut vec![root.qualified_name.clone()])?;
+        walk.expand(Dir::In, root, 1, &mut vec![root.qualified_name.clone()])?;
     }
     let callers = walk.nodes.len();
     if query.outgoing {
         walk.walked.clear();
-        root_external = walk.expand(Dir::Out, &root, 1, &mut vec![root.qualified_name.clone()])?;
+        root_external = walk.expand(Dir::Out, root, 1, &mut vec![root.qualified_name.clone()])?;
     }
     let Walk {
         nodes,
-        mut coverage,
+        coverage,
         external_calls,
         ..
     } = walk;
-    let callees = nodes.len() - callers;
-    coverage.check_parse_errors(
-        host,
-        &facts,
-        std::iter::once(root.file_path.as_str()).chain(
-            nodes
-                .iter()
-                .filter_map(|n| n.def.as_ref().map(|d| d.file_path.as_str())),
-        ),
-    );
+    Ok(Tree {
+        nodes,
+        coverage,
+        external_calls,
+        callers,
+        root_external,
+    })
+}
 
+/// The notes for an asked direction that found nothing: no callers, or no callees.
+fn nothing_found_notes(
+    query: &Query,
+    root: &Sym,
+    facts: &Facts,
+    callers: usize,
+    callees: usize,
+    external_calls: usize,
+    coverage: &Coverage,
+) -> Vec<String> {
     let mut notes = Vec::new();
-    let direction = match (query.incoming, query.outgoing) {
-        (true, true) => "both",
-        (true, false) => "incoming",
-        _ => "outgoing",
-    };
     if query.incoming && callers == 0 {
         notes.push(if coverage.unrelated > 0 {
             format!(
@@ -416,119 +525,147 @@ pub fn trace_call_hierarchy<H: Host + ?Sized>(
             format!("`{}` calls nothing", root.qualified_name)
         });
     }
-    notes.extend(coverage.notes(Some(&root.name)));
-    notes.extend(coverage.precision_notes());
-    let gaps = coverage.gaps();
-    let precision = coverage.precision();
+    notes
+}
 
-    let total = nodes.len();
-    if query.offset >= total && total > 0 {
-        notes.push(format!(
-            "offset {} is past the last of the {total} nodes: nothing left to show",
-            query.offset
-        ));
+/// The tree's nodes from `offset` on, rendered with as many as fit.
+struct TracePage<'a> {
+    query: &'a Query,
+    root: &'a Sym,
+    facts: &'a Facts,
+    coverage: &'a Coverage,
+    /// The nodes from `offset` on.
+    nodes: &'a [Node],
+    offset: usize,
+    /// All the nodes of the tree.
+    total: usize,
+    callers: usize,
+    callees: usize,
+    external_calls: usize,
+    root_external: &'a [String],
+    notes: Vec<String>,
+    gaps: Vec<String>,
+    precision: Option<&'static str>,
+}
+
+impl TracePage<'_> {
+    /// The page with its first `k` nodes, in the asked format.
+    fn render(&self, ctx: &Ctx, k: usize) -> String {
+        let cut = self.offset + k < self.total;
+        let complete = !cut && self.gaps.is_empty();
+        match ctx.format {
+            Format::Json => self.json(k, cut, complete),
+            Format::Text => self.text(k, cut, complete),
+        }
     }
-    let offset = query.offset.min(total);
-    let page = &nodes[offset..];
-    let render = |k: usize| -> String {
-        let shown = &page[..k];
-        let cut = offset + k < total;
-        let complete = !cut && gaps.is_empty();
+
+    /// `both`, `incoming` or `outgoing`, as the query asked.
+    fn direction(&self) -> &'static str {
+        match (self.query.incoming, self.query.outgoing) {
+            (true, true) => "both",
+            (true, false) => "incoming",
+            _ => "outgoing",
+        }
+    }
+
+    /// The page with its first `k` nodes as JSON, callers and callees apart.
+    fn json(&self, k: usize, cut: bool, complete: bool) -> String {
+        let (query, root, coverage, offset) = (self.query, self.root, self.coverage, self.offset);
+        let (callers, callees, external_calls) = (self.callers, self.callees, self.external_calls);
+        let shown = &self.nodes[..k];
+        let direction = self.direction();
         let next = offset + k;
         let see_also = format!(
             "trace_call_hierarchy(symbol: {:?}, direction: {direction:?}, depth: {}, offset: {next}) for the rest",
             root.qualified_name, query.depth
         );
-        match ctx.format {
-            Format::Json => {
-                let (ins, outs): (Vec<&Node>, Vec<&Node>) =
-                    shown.iter().partition(|n| n.dir == Dir::In);
-                let mut body = json!({
-                    "symbol": query.q.text,
-                    "definition": def_json(&root),
-                    "direction": direction,
-                    "depth": query.depth,
-                    "total_callers": if query.incoming { Some(callers) } else { None },
-                    "total_callees": if query.outgoing { Some(callees) } else { None },
-                    "offset": offset,
-                    "returned": k,
-                    "callers": ins.iter().map(|n| n.json()).collect::<Vec<_>>(),
-                    "callees": outs.iter().map(|n| n.json()).collect::<Vec<_>>(),
-                    "external": root_external,
-                    "external_calls": (external_calls > 0).then_some(external_calls),
-                    "name_only": (coverage.name_only > 0).then_some(coverage.name_only),
-                    "unresolved": (coverage.unresolved > 0).then_some(coverage.unresolved),
-                    "complete": complete,
-                    "precision": precision,
-                    "notes": notes,
-                });
-                if cut {
-                    body["next_offset"] = json!(next);
-                    body["see_also"] = json!(see_also);
-                }
-                to_compact_json(&body)
-            }
-            Format::Text => {
-                let mut summary = Vec::new();
-                if query.incoming {
-                    summary.push(format!("{callers} callers"));
-                }
-                if query.outgoing {
-                    summary.push(format!("{callees} callees"));
-                }
-                let mut out = format!(
-                    "trace_call_hierarchy {}: {} ({direction}, depth {}) | {}-{} of {total} nodes | {}",
-                    query.q.text,
-                    summary.join(", "),
-                    query.depth,
-                    if k == 0 { offset } else { offset + 1 },
-                    offset + k,
-                    if cut {
-                        format!("TRUNCATED: call again with offset={next}")
-                    } else if complete {
-                        "complete".into()
-                    } else {
-                        "partial".into()
-                    },
-                );
-                if let Some(p) = precision {
-                    out.push_str(&format!(" | {p}"));
-                }
-                out.push_str(&format!(
-                    " | index: {} files, {} parse failures",
-                    facts.files, facts.parse_failures
-                ));
-                if !gaps.is_empty() {
-                    out.push_str(&format!(" | CAVEAT {}", gaps.join("; ")));
-                }
-                out.push_str(&format!(
-                    "\ndefinition: {} {} {}",
-                    root.kind,
-                    root.qualified_name,
-                    location(&root)
-                ));
-                if !root_external.is_empty() {
-                    out.push_str(&format!(
-                        "\noutside the project: {}",
-                        root_external.join(", ")
-                    ));
-                }
-                for n in notes.iter().filter(|n| !n.starts_with("CAVEAT")) {
-                    out.push_str(&format!("\nnote: {n}"));
-                }
-                for n in shown {
-                    out.push('\n');
-                    out.push_str(&n.text());
-                }
-                out
-            }
+        let (ins, outs): (Vec<&Node>, Vec<&Node>) = shown.iter().partition(|n| n.dir == Dir::In);
+        let mut body = json!({
+            "symbol": query.q.text,
+            "definition": def_json(root),
+            "direction": direction,
+            "depth": query.depth,
+            "total_callers": if query.incoming { Some(callers) } else { None },
+            "total_callees": if query.outgoing { Some(callees) } else { None },
+            "offset": offset,
+            "returned": k,
+            "callers": ins.iter().map(|n| n.json()).collect::<Vec<_>>(),
+            "callees": outs.iter().map(|n| n.json()).collect::<Vec<_>>(),
+            "external": self.root_external,
+            "external_calls": (external_calls > 0).then_some(external_calls),
+            "name_only": (coverage.name_only > 0).then_some(coverage.name_only),
+            "unresolved": (coverage.unresolved > 0).then_some(coverage.unresolved),
+            "complete": complete,
+            "precision": self.precision,
+            "notes": self.notes,
+        });
+        if cut {
+            body["next_offset"] = json!(next);
+            body["see_also"] = json!(see_also);
         }
-    };
-    let k = match ctx.budget {
-        None => page.len(),
-        Some(budget) => fit_prefix(page.len(), budget, &render, |s| host.count_tokens(s)),
-    };
-    Ok(render(k))
+        to_compact_json(&body)
+    }
+
+    /// The page with its first `k` nodes as text: a header, then the indented tree.
+    fn text(&self, k: usize, cut: bool, complete: bool) -> String {
+        let (query, root, facts, offset, total) =
+            (self.query, self.root, self.facts, self.offset, self.total);
+        let shown = &self.nodes[..k];
+        let direction = self.direction();
+        let next = offset + k;
+        let mut summary = Vec::new();
+        if query.incoming {
+            summary.push(format!("{} callers", self.callers));
+        }
+        if query.outgoing {
+            summary.push(format!("{} callees", self.callees));
+        }
+        let mut out = format!(
+            "trace_call_hierarchy {}: {} ({direction}, depth {}) | {}-{} of {total} nodes | {}",
+            query.q.text,
+            summary.join(", "),
+            query.depth,
+            if k == 0 { offset } else { offset + 1 },
+            offset + k,
+            if cut {
+                format!("TRUNCATED: call again with offset={next}")
+            } else if complete {
+                "complete".into()
+            } else {
+                "partial".into()
+            },
+        );
+        if let Some(p) = self.precision {
+            out.push_str(&format!(" | {p}"));
+        }
+        out.push_str(&format!(
+            " | index: {} files, {} parse failures",
+            facts.files, facts.parse_failures
+        ));
+        if !self.gaps.is_empty() {
+            out.push_str(&format!(" | CAVEAT {}", self.gaps.join("; ")));
+        }
+        out.push_str(&format!(
+            "\ndefinition: {} {} {}",
+            root.kind,
+            root.qualified_name,
+            location(root)
+        ));
+        if !self.root_external.is_empty() {
+            out.push_str(&format!(
+                "\noutside the project: {}",
+                self.root_external.join(", ")
+            ));
+        }
+        for n in self.notes.iter().filter(|n| !n.starts_with("CAVEAT")) {
+            out.push_str(&format!("\nnote: {n}"));
+        }
+        for n in shown {
+            out.push('\n');
+            out.push_str(&n.text());
+        }
+        out
+    }
 }
 
 /// An answer without a tree (unknown name, no match, ambiguity) in the requested format.

@@ -197,21 +197,58 @@ pub fn get_type_contract(
     )?;
     let offset = args.opt_int("offset", 0, i64::from(u32::MAX))?.unwrap_or(0) as usize;
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
-    let ws = lookup::workspace(host, &q)?;
-    let narrow = |v: Vec<Found>| -> Vec<Found> {
-        match &q.file_path {
-            Some(fp) => v
-                .into_iter()
-                .filter(|f| file_matches(&f.sym.file_path, fp))
-                .collect(),
-            None => v,
-        }
-    };
     let mut notes = Vec::new();
-    let mut found = narrow(ws.workspace.clone());
+    let found = match find_definitions(host, &q, &project, &mut notes)? {
+        Ok(found) => found,
+        Err(answer) => return Ok(answer),
+    };
+    let t = match pick_type(host, ctx, &q, &found, &mut notes)? {
+        Ok(t) => t,
+        Err(answer) => return Ok(answer),
+    };
+
+    let mut contract = match &t.krate {
+        Some((krate, version)) => dependency_contract(host, &t.sym, krate, version),
+        None => workspace_contract(host, &t.sym)?,
+    };
+    notes.append(&mut contract.notes);
+    if t.sym.kind == "type_alias" {
+        notes.push(format!(
+            "`{}` is a type alias: its target is in the signature; call get_type_contract on the target type for its members",
+            t.sym.name
+        ));
+    }
+    if let Some((krate, version)) = &t.krate {
+        notes.push(format!(
+            "not defined in {project}: from the locked dependency {krate} {version}"
+        ));
+    }
+    Ok(render(host, ctx, &q.text, t, &contract, offset, notes))
+}
+
+/// The definitions in `file_path`, when the query gives one.
+fn narrow(q: &lookup::SymbolQuery, v: Vec<Found>) -> Vec<Found> {
+    match &q.file_path {
+        Some(fp) => v
+            .into_iter()
+            .filter(|f| file_matches(&f.sym.file_path, fp))
+            .collect(),
+        None => v,
+    }
+}
+
+/// The definitions the query names (workspace, else dependencies); `Err`: the answer.
+fn find_definitions(
+    host: &(impl Host + ?Sized),
+    q: &lookup::SymbolQuery,
+    project: &str,
+    notes: &mut Vec<String>,
+) -> ToolResult<Result<Vec<Found>, String>> {
+    let ws = lookup::workspace(host, q)?;
+    let mut found = narrow(q, ws.workspace.clone());
     if found.is_empty() && !ws.workspace.is_empty() {
         let syms: Vec<Sym> = ws.workspace.iter().map(|f| f.sym.clone()).collect();
-        return Ok(to_compact_json(&json!({
+        return Ok(Err(to_compact_json(&json!({
             "symbol": q.text,
             "notes": [format!(
                 "`{}` is defined {} time(s), none in {}: {}",
@@ -220,24 +257,36 @@ pub fn get_type_contract(
                 q.file_path.as_deref().unwrap_or(""),
                 lookup::locations(&syms, 5)
             )],
-        })));
+        }))));
     }
     if found.is_empty() {
-        let deps = lookup::dependencies(host, &q);
+        let deps = lookup::dependencies(host, q);
         notes.extend(deps.notes.iter().cloned());
-        found = narrow(deps.found);
+        found = narrow(q, deps.found);
         if found.is_empty() {
             notes.insert(
                 0,
-                lookup::unknown_name_reason(host, &q, &project, &ws.same_name, &deps.notes),
+                lookup::unknown_name_reason(host, q, project, &ws.same_name, &deps.notes),
             );
-            return Ok(to_compact_json(&json!({"symbol": q.text, "notes": notes})));
+            return Ok(Err(to_compact_json(
+                &json!({"symbol": q.text, "notes": notes}),
+            )));
         }
     }
+    Ok(Ok(found))
+}
 
+/// The type the query means among `found`, with notes on the rest; `Err`: the answer.
+fn pick_type<'f>(
+    host: &(impl Host + ?Sized),
+    ctx: &Ctx,
+    q: &lookup::SymbolQuery,
+    found: &'f [Found],
+    notes: &mut Vec<String>,
+) -> ToolResult<Result<&'f Found, String>> {
     let mut types: Vec<&Found> = found.iter().filter(|f| is_type(&f.sym.kind)).collect();
     let Some(first) = types.first().copied() else {
-        return Err(not_a_type(&q.text, &found));
+        return Err(not_a_type(&q.text, found));
     };
     let distinct: BTreeSet<&str> = types
         .iter()
@@ -256,7 +305,7 @@ pub fn get_type_contract(
             .map(|f| f.sym.qualified_name.as_str())
             .collect();
         if primary_names.len() != 1 {
-            return Ok(ambiguous(host, ctx, &q.text, &types));
+            return Ok(Err(ambiguous(host, ctx, &q.text, &types)));
         }
         let rest: Vec<Sym> = types
             .iter()
@@ -288,24 +337,7 @@ pub fn get_type_contract(
             q.name
         ));
     }
-
-    let mut contract = match &t.krate {
-        Some((krate, version)) => dependency_contract(host, &t.sym, krate, version),
-        None => workspace_contract(host, &t.sym)?,
-    };
-    notes.append(&mut contract.notes);
-    if t.sym.kind == "type_alias" {
-        notes.push(format!(
-            "`{}` is a type alias: its target is in the signature; call get_type_contract on the target type for its members",
-            t.sym.name
-        ));
-    }
-    if let Some((krate, version)) = &t.krate {
-        notes.push(format!(
-            "not defined in {project}: from the locked dependency {krate} {version}"
-        ));
-    }
-    Ok(render(host, ctx, &q.text, t, &contract, offset, notes))
+    Ok(Ok(t))
 }
 
 fn not_a_type(text: &str, found: &[Found]) -> ToolError {
@@ -374,6 +406,41 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         name_imports: resolve::imports_by_file(&sites),
         ..resolve::Scope::default()
     };
+    let (paths, headers) = impl_headers(t, &others, &defs, &scope, &sites, &mut c.notes);
+    let files = member_files(t, &headers, &sites, &paths, &mut c.notes);
+    let (members, nested) = read_members(host, t, &files, &own_file, &paths, &mut c.notes);
+
+    let is_rust = t.file_path.ends_with(".rs");
+    let trait_edges = implements_edges(host, t, &paths, is_rust, &mut c.notes);
+    let trait_source = trait_source(host, t, is_rust, &mut c.notes);
+    place_members(
+        t,
+        members,
+        &nested,
+        &headers,
+        trait_edges.as_deref(),
+        trait_source.as_deref(),
+        &mut c,
+    );
+
+    // Traits implemented: edges where the host has them, else impl headers' text.
+    if t.kind != "trait" && t.kind != "interface" {
+        implemented_traits(trait_edges.as_deref(), &headers, &mut c);
+    } else {
+        implementors(host, t, &defs, &sites, &scope, &mut c);
+    }
+    Ok(c)
+}
+
+/// The type's impl headers, and the paths the index names the type by in them.
+fn impl_headers(
+    t: &Sym,
+    others: &[Sym],
+    defs: &[Sym],
+    scope: &resolve::Scope,
+    sites: &[Site],
+    notes: &mut Vec<String>,
+) -> (HashSet<String>, Vec<Header>) {
     let suffix = format!("::{}", t.name);
     let mut paths: HashSet<String> = HashSet::from([t.qualified_name.clone()]);
     let mut headers: Vec<Header> = Vec::new();
@@ -388,7 +455,7 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         if elsewhere {
             let ours = others.is_empty()
                 || matches!(
-                    resolve::attribute(s, &defs, &scope),
+                    resolve::attribute(s, defs, scope),
                     Attribution::Resolved(0, _)
                 );
             if !ours {
@@ -407,12 +474,22 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         }
     }
     if unclear_impls > 0 {
-        c.notes.push(format!(
+        notes.push(format!(
             "{unclear_impls} impl block(s) in other modules may be for another type named `{}`; left out",
             t.name
         ));
     }
+    (paths, headers)
+}
 
+/// The files holding the type's members: its own first, then at most MAX_IMPL_FILES.
+fn member_files(
+    t: &Sym,
+    headers: &[Header],
+    sites: &[Site],
+    paths: &HashSet<String>,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
     // Files holding members: the type's own, the impl blocks', and those of sites inside
     // members (a Go method's receiver type).
     let mut files: Vec<String> = vec![t.file_path.clone()];
@@ -431,23 +508,35 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         }
     }
     if files.len() > MAX_IMPL_FILES + 1 {
-        c.notes.push(format!(
+        notes.push(format!(
             "impl blocks sit in {} files; members of the first {MAX_IMPL_FILES} other files are listed",
             files.len() - 1
         ));
         files.truncate(MAX_IMPL_FILES + 1);
     }
+    files
+}
+
+/// The type's members in `files`, and the fields nested one level deeper (a variant's).
+fn read_members(
+    host: &(impl Host + ?Sized),
+    t: &Sym,
+    files: &[String],
+    own_file: &[Sym],
+    paths: &HashSet<String>,
+    notes: &mut Vec<String>,
+) -> (Vec<Sym>, Vec<Sym>) {
     let mut members: Vec<Sym> = Vec::new();
     let mut nested: Vec<Sym> = Vec::new();
     let mut seen = HashSet::new();
-    for f in &files {
+    for f in files {
         let syms = if *f == t.file_path {
-            own_file.clone()
+            own_file.to_vec()
         } else {
             match host.file_symbols(f) {
                 Ok(s) => s,
                 Err(e) => {
-                    c.notes.push(format!(
+                    notes.push(format!(
                         "{f} could not be read from the index: {}",
                         e.message
                     ));
@@ -469,46 +558,48 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
             }
         }
     }
+    (members, nested)
+}
 
-    let is_rust = t.file_path.ends_with(".rs");
-    // Which impl block (and so which trait) each member outside the type's body is in:
-    // the nearest header above it in its file.
-    let trait_edges = match trait_edges_from(host, &paths) {
+/// The type's `implements` edges; `None`, with a note, when the index has none yet.
+fn implements_edges(
+    host: &(impl Host + ?Sized),
+    t: &Sym,
+    paths: &HashSet<String>,
+    is_rust: bool,
+    notes: &mut Vec<String>,
+) -> Option<Vec<Edge>> {
+    match trait_edges_from(host, paths) {
         Ok(edges) => Some(edges),
         Err(e) => {
             if is_rust && t.kind != "trait" {
-                c.notes.push(format!(
+                notes.push(format!(
                     "the index has no implements edges yet ({}); implemented traits are read from impl headers' source lines",
                     e.message
                 ));
             } else if t.kind != "trait" {
-                c.notes.push(format!(
+                notes.push(format!(
                     "implemented traits and base types are unavailable: the index has no implements edges yet ({})",
                     e.message
                 ));
             }
             None
         }
-    };
-    let header_trait = |h: &Header| -> Option<String> {
-        if let Some(edges) = &trait_edges
-            && let Some(e) = edges
-                .iter()
-                .find(|e| e.file_path == h.file && e.line <= h.line && h.line <= e.line + 2)
-        {
-            return Some(edge_trait(e));
-        }
-        h.text.as_deref().and_then(impl_header).flatten()
-    };
-    let inside = |s: &Sym| {
-        s.file_path == t.file_path && t.start_line <= s.start_line && s.end_line <= t.end_line
-    };
+    }
+}
 
-    let trait_source: Option<Vec<String>> = if t.kind == "trait" && is_rust {
+/// A Rust trait's source lines, to tell required methods from provided ones.
+fn trait_source(
+    host: &(impl Host + ?Sized),
+    t: &Sym,
+    is_rust: bool,
+    notes: &mut Vec<String>,
+) -> Option<Vec<String>> {
+    if t.kind == "trait" && is_rust {
         match host.read_lines(&t.file_path, t.start_line, t.end_line) {
             Ok(l) => Some(l),
             Err(e) => {
-                c.notes.push(format!(
+                notes.push(format!(
                     "the trait's source could not be read ({}); its methods are not split into required and provided",
                     e.message
                 ));
@@ -517,8 +608,36 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         }
     } else {
         None
-    };
+    }
+}
 
+/// The trait an impl header implements: its `implements` edge, else its source line.
+fn header_trait(trait_edges: Option<&[Edge]>, h: &Header) -> Option<String> {
+    if let Some(edges) = trait_edges
+        && let Some(e) = edges
+            .iter()
+            .find(|e| e.file_path == h.file && e.line <= h.line && h.line <= e.line + 2)
+    {
+        return Some(edge_trait(e));
+    }
+    h.text.as_deref().and_then(impl_header).flatten()
+}
+
+/// Is `s` inside the type's own body?
+fn inside(t: &Sym, s: &Sym) -> bool {
+    s.file_path == t.file_path && t.start_line <= s.start_line && s.end_line <= t.end_line
+}
+
+/// Puts each member, with its impl's trait and a variant's fields, in its contract list.
+fn place_members(
+    t: &Sym,
+    mut members: Vec<Sym>,
+    nested: &[Sym],
+    headers: &[Header],
+    trait_edges: Option<&[Edge]>,
+    trait_source: Option<&[String]>,
+    c: &mut Contract,
+) {
     members.sort_by(|a, b| {
         (a.file_path != t.file_path, &a.file_path, a.start_line).cmp(&(
             b.file_path != t.file_path,
@@ -527,7 +646,9 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         ))
     });
     for s in members {
-        let via = if inside(&s) {
+        // Which impl block (and so which trait) each member outside the type's body is in:
+        // the nearest header above it in its file.
+        let via = if inside(t, &s) {
             None
         } else {
             headers
@@ -538,7 +659,7 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
                         && h.path == parent_of(&s.qualified_name)
                 })
                 .max_by_key(|h| h.line)
-                .and_then(header_trait)
+                .and_then(|h| header_trait(trait_edges, h))
         };
         let fields = if s.kind == "variant" {
             nested
@@ -558,9 +679,11 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
         match kind.as_str() {
             "field" => c.fields.push(m),
             "variant" => c.variants.push(m),
-            "method" | "function" if t.kind == "interface" && inside(&m.sym) => c.required.push(m),
-            "method" | "function" if inside(&m.sym) && trait_source.is_some() => {
-                let src = trait_source.as_deref().unwrap_or_default();
+            "method" | "function" if t.kind == "interface" && inside(t, &m.sym) => {
+                c.required.push(m)
+            }
+            "method" | "function" if inside(t, &m.sym) && trait_source.is_some() => {
+                let src = trait_source.unwrap_or_default();
                 if has_body(src, t.start_line, &m.sym) {
                     c.provided.push(m)
                 } else {
@@ -571,39 +694,36 @@ fn workspace_contract(host: &(impl Host + ?Sized), t: &Sym) -> ToolResult<Contra
             _ => c.associated.push(m),
         }
     }
+}
 
-    // Traits implemented: edges where the host has them, else impl headers' text.
-    if t.kind != "trait" && t.kind != "interface" {
-        match &trait_edges {
-            Some(edges) => {
-                for e in edges {
+/// The traits a type implements: from `implements` edges, else from impl headers.
+fn implemented_traits(trait_edges: Option<&[Edge]>, headers: &[Header], c: &mut Contract) {
+    match trait_edges {
+        Some(edges) => {
+            for e in edges {
+                c.implements.push(Relation {
+                    name: edge_trait(e),
+                    file: e.file_path.clone(),
+                    line: e.line,
+                    written: None,
+                });
+            }
+            c.implements
+                .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        }
+        None => {
+            for h in headers {
+                if let Some(tr) = h.text.as_deref().and_then(impl_header).flatten() {
                     c.implements.push(Relation {
-                        name: edge_trait(e),
-                        file: e.file_path.clone(),
-                        line: e.line,
+                        name: tr,
+                        file: h.file.clone(),
+                        line: h.line,
                         written: None,
                     });
                 }
-                c.implements
-                    .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-            }
-            None => {
-                for h in &headers {
-                    if let Some(tr) = h.text.as_deref().and_then(impl_header).flatten() {
-                        c.implements.push(Relation {
-                            name: tr,
-                            file: h.file.clone(),
-                            line: h.line,
-                            written: None,
-                        });
-                    }
-                }
             }
         }
-    } else {
-        implementors(host, t, &defs, &sites, &scope, &mut c);
     }
-    Ok(c)
 }
 
 /// `implements` edges leaving the type (under any of the paths its impl blocks use).
@@ -652,29 +772,9 @@ fn implementors(
                 Attribution::Resolved(0, _)
             )
     };
-    let mut seen = HashSet::new();
     match host.edges_to(&t.name) {
         Ok(edges) => {
-            for e in edges.iter().filter(|e| e.kind == "implements") {
-                let site = Site {
-                    file_path: e.file_path.clone(),
-                    line: e.line,
-                    column: e.column,
-                    kind: e.site_kind.clone(),
-                    qualifier: e.to_qualifier.clone(),
-                    enclosing_symbol: e.from_symbol.clone(),
-                    line_text: None,
-                };
-                if ours(&site) && seen.insert((e.from_symbol.clone(), e.file_path.clone(), e.line))
-                {
-                    c.implementors.push(Relation {
-                        name: e.from_symbol.clone(),
-                        file: e.file_path.clone(),
-                        line: e.line,
-                        written: None,
-                    });
-                }
-            }
+            implementors_from_edges(&edges, &ours, &mut c.implementors);
             if t.file_path.ends_with(".rs") {
                 add_written_self_types(host, &mut c.implementors);
             }
@@ -695,25 +795,60 @@ fn implementors(
             if !rust {
                 return;
             }
-            for s in sites.iter().filter(|s| s.kind == "type") {
-                let Some(Some(tr)) = s.line_text.as_deref().and_then(impl_header) else {
-                    continue;
-                };
-                if trait_name(&tr) == t.name
-                    && ours(s)
-                    && seen.insert((s.enclosing_symbol.clone(), s.file_path.clone(), s.line))
-                {
-                    c.implementors.push(Relation {
-                        name: s.enclosing_symbol.clone(),
-                        file: s.file_path.clone(),
-                        line: s.line,
-                        written: s
-                            .line_text
-                            .as_deref()
-                            .and_then(|l| written_self_type(l, &s.enclosing_symbol)),
-                    });
-                }
-            }
+            implementors_from_headers(t, sites, &ours, &mut c.implementors);
+        }
+    }
+}
+
+/// The implementors the `implements` edges name, those of `ours` once each.
+fn implementors_from_edges(edges: &[Edge], ours: &dyn Fn(&Site) -> bool, out: &mut Vec<Relation>) {
+    let mut seen = HashSet::new();
+    for e in edges.iter().filter(|e| e.kind == "implements") {
+        let site = Site {
+            file_path: e.file_path.clone(),
+            line: e.line,
+            column: e.column,
+            kind: e.site_kind.clone(),
+            qualifier: e.to_qualifier.clone(),
+            enclosing_symbol: e.from_symbol.clone(),
+            line_text: None,
+        };
+        if ours(&site) && seen.insert((e.from_symbol.clone(), e.file_path.clone(), e.line)) {
+            out.push(Relation {
+                name: e.from_symbol.clone(),
+                file: e.file_path.clone(),
+                line: e.line,
+                written: None,
+            });
+        }
+    }
+}
+
+/// The implementors Rust impl headers' source lines name, those of `ours` once each.
+fn implementors_from_headers(
+    t: &Sym,
+    sites: &[Site],
+    ours: &dyn Fn(&Site) -> bool,
+    out: &mut Vec<Relation>,
+) {
+    let mut seen = HashSet::new();
+    for s in sites.iter().filter(|s| s.kind == "type") {
+        let Some(Some(tr)) = s.line_text.as_deref().and_then(impl_header) else {
+            continue;
+        };
+        if trait_name(&tr) == t.name
+            && ours(s)
+            && seen.insert((s.enclosing_symbol.clone(), s.file_path.clone(), s.line))
+        {
+            out.push(Relation {
+                name: s.enclosing_symbol.clone(),
+                file: s.file_path.clone(),
+                line: s.line,
+                written: s
+                    .line_text
+                    .as_deref()
+                    .and_then(|l| written_self_type(l, &s.enclosing_symbol)),
+            });
         }
     }
 }
@@ -839,36 +974,71 @@ fn render(
     offset: usize,
     notes: Vec<String>,
 ) -> String {
-    // (answer key, items) in the order an agent reads them.
-    let sections: Vec<(&str, Vec<Value>, Vec<Value>)> = {
-        let members = |key: &'static str, ms: &[Member]| {
-            (
-                key,
-                ms.iter()
-                    .map(|m| member_json(m, &t.sym, Detail::Full))
-                    .collect(),
-                ms.iter()
-                    .map(|m| member_json(m, &t.sym, Detail::Bare))
-                    .collect(),
-            )
-        };
-        let relations = |key: &'static str, item: &str, rs: &[Relation]| {
-            let v: Vec<Value> = rs.iter().map(|r| relation_json(r, item)).collect();
-            (key, v.clone(), v)
-        };
-        vec![
-            members("fields", &c.fields),
-            members("variants", &c.variants),
-            members("required", &c.required),
-            members("provided", &c.provided),
-            members("methods", &c.methods),
-            members("associated", &c.associated),
-            relations("implements", "trait", &c.implements),
-            relations("implementors", "type", &c.implementors),
-        ]
-    };
+    let sections = sections(t, c);
     let longest = sections.iter().map(|s| s.1.len()).max().unwrap_or(0);
     let per_section = longest.saturating_sub(offset);
+    let empty_note = empty_note(t, offset, longest, per_section);
+    let answer = ContractAnswer {
+        text,
+        t,
+        sections,
+        offset,
+        notes,
+        empty_note,
+    };
+    let body = |k: usize, detail: Detail| answer.body(k, detail);
+    let Some(budget) = ctx.budget else {
+        return body(per_section, Detail::Full);
+    };
+    let count = |s: &str| host.count_tokens(s);
+    for detail in [Detail::Full, Detail::NoDocs] {
+        let b = body(per_section, detail);
+        if count(&b) <= budget {
+            return b;
+        }
+    }
+    let k = fit_prefix(per_section, budget, |k| body(k, Detail::NoDocs), count);
+    if k > 0 {
+        return body(k, Detail::NoDocs);
+    }
+    let k = fit_prefix(per_section, budget, |k| body(k, Detail::Bare), count);
+    body(k.max(1).min(per_section), Detail::Bare)
+}
+
+/// (answer key, items in full, items bare) of one list of the contract.
+type Section<'a> = (&'a str, Vec<Value>, Vec<Value>);
+
+/// The contract's lists as (answer key, items) in the order an agent reads them.
+fn sections<'a>(t: &Found, c: &Contract) -> Vec<Section<'a>> {
+    let members = |key: &'static str, ms: &[Member]| {
+        (
+            key,
+            ms.iter()
+                .map(|m| member_json(m, &t.sym, Detail::Full))
+                .collect(),
+            ms.iter()
+                .map(|m| member_json(m, &t.sym, Detail::Bare))
+                .collect(),
+        )
+    };
+    let relations = |key: &'static str, item: &str, rs: &[Relation]| {
+        let v: Vec<Value> = rs.iter().map(|r| relation_json(r, item)).collect();
+        (key, v.clone(), v)
+    };
+    vec![
+        members("fields", &c.fields),
+        members("variants", &c.variants),
+        members("required", &c.required),
+        members("provided", &c.provided),
+        members("methods", &c.methods),
+        members("associated", &c.associated),
+        relations("implements", "trait", &c.implements),
+        relations("implementors", "type", &c.implementors),
+    ]
+}
+
+/// The note for an answer with no items: the type has none, or the offset is past them.
+fn empty_note(t: &Found, offset: usize, longest: usize, per_section: usize) -> Vec<String> {
     let mut empty_note = Vec::new();
     if longest == 0 {
         empty_note.push(format!(
@@ -880,14 +1050,30 @@ fn render(
             "offset {offset} is past every list (the longest has {longest} items)"
         ));
     }
-    let body = |k: usize, detail: Detail| -> String {
+    empty_note
+}
+
+/// What a contract answer is rendered from, at any page size and detail.
+struct ContractAnswer<'a> {
+    text: &'a str,
+    t: &'a Found,
+    sections: Vec<Section<'a>>,
+    offset: usize,
+    notes: Vec<String>,
+    empty_note: Vec<String>,
+}
+
+impl ContractAnswer<'_> {
+    /// The answer with up to `k` items of each list from the offset, at `detail`.
+    fn body(&self, k: usize, detail: Detail) -> String {
+        let (t, offset) = (self.t, self.offset);
         let mut v = json!({
-            "symbol": text,
+            "symbol": self.text,
             "type": lookup::found_json(t, if detail == Detail::Full { Detail::Full } else { Detail::NoDocs }),
         });
         let mut omitted = serde_json::Map::new();
         let mut total = serde_json::Map::new();
-        for (key, full, bare) in &sections {
+        for (key, full, bare) in &self.sections {
             let items = if detail == Detail::Bare { bare } else { full };
             let from = offset.min(items.len());
             let to = (offset + k).min(items.len());
@@ -917,8 +1103,8 @@ fn render(
                 offset + k
             ));
         }
-        let mut all_notes = notes.clone();
-        all_notes.extend(empty_note.iter().cloned());
+        let mut all_notes = self.notes.clone();
+        all_notes.extend(self.empty_note.iter().cloned());
         if detail == Detail::Bare {
             all_notes.push(
                 "member signatures omitted to fit the budget (raise max_tokens for them)".into(),
@@ -926,23 +1112,7 @@ fn render(
         }
         v["notes"] = json!(all_notes);
         to_compact_json(&v)
-    };
-    let Some(budget) = ctx.budget else {
-        return body(per_section, Detail::Full);
-    };
-    let count = |s: &str| host.count_tokens(s);
-    for detail in [Detail::Full, Detail::NoDocs] {
-        let b = body(per_section, detail);
-        if count(&b) <= budget {
-            return b;
-        }
     }
-    let k = fit_prefix(per_section, budget, |k| body(k, Detail::NoDocs), count);
-    if k > 0 {
-        return body(k, Detail::NoDocs);
-    }
-    let k = fit_prefix(per_section, budget, |k| body(k, Detail::Bare), count);
-    body(k.max(1).min(per_section), Detail::Bare)
 }
 
 #[cfg(test)]

@@ -91,110 +91,140 @@ pub fn find_references(
     let project = ctx.project.clone().unwrap_or_else(|| "this project".into());
 
     if candidates.is_empty() {
-        if !defs_all.is_empty() {
-            let listed: Vec<Value> = defs_all.iter().take(10).map(def_json).collect();
-            let body = json!({
-                "symbol": q.symbol.text,
-                "total_sites": 0,
-                "precision": "heuristic",
-                "candidates": listed,
-                "notes": [format!(
-                    "no definition matches `{}`{}; {} definition(s) are named `{}` (listed): call again with one of their qualified names",
-                    q.symbol.text,
-                    q.file_path.as_ref().map(|f| format!(" in {f}")).unwrap_or_default(),
-                    defs_all.len(),
-                    q.symbol.name
-                )],
-            });
-            return Ok(render_plain(&body, ctx));
-        }
-        if sites.is_empty() {
-            let body = json!({
-                "symbol": q.symbol.text,
-                "total_sites": 0,
-                "complete": false,
-                "precision": "heuristic",
-                "notes": [format!(
-                    "unknown name: no symbol or usage named `{}` is indexed in {project} ({} files); check the spelling, or run index_workspace if the code is new",
-                    q.symbol.name, facts.files
-                )],
-            });
-            return Ok(render_plain(&body, ctx));
-        }
-        // Usages with no definition here: a dependency's or the standard library's item.
-        let group: Vec<(&Site, Tie)> = sites.iter().map(|s| (s, Tie::NameOnly)).collect();
-        return render_group(
-            host,
-            &q,
-            ctx,
-            None,
-            &group,
-            group.len(),
-            &facts,
-            vec![format!(
-                "`{}` has no definition in {project}: it likely comes from a dependency or std; these {} usages match by name only",
-                q.symbol.name,
-                sites.len()
-            )],
-            &Precision::heuristic(Some(
-                "no definition in the project to ask precise data about".into(),
-            )),
-        );
+        return no_definition(host, &q, ctx, &names, &facts, &project);
     }
-
-    let with_text = q.view != View::Files;
     if let [c] = candidates[..] {
         let precise = precise_of(host, &defs_all[c]);
         if precise.available() {
             return find_precise(host, &q, ctx, &names, c, &precise, &facts);
         }
-        let usages = names.usages_of(host, c, sites)?;
-        let declaration = names.trait_declaration(host, c, with_text)?;
-        // (site, how it is tied): an open tie is one nothing written decides either.
-        let group: Vec<(&Site, Tie)> = usages
-            .tied
-            .iter()
-            .map(|&(k, tie)| (&sites[k], tie))
-            .chain(declaration.iter().map(|d| (d, Tie::Exact)))
-            .collect();
-        let name_matched = group.iter().filter(|(_, t)| *t != Tie::Exact).count();
-        let open = group.iter().filter(|(_, t)| *t == Tie::Open).count();
-        let mut notes = Vec::new();
-        if name_matched > 0 {
-            notes.push(format!(
-                "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it), each marked `tie`: {} \"name\" (the only definition of that kind with the name), {open} \"open\" (a same-named definition could be meant)",
-                name_matched - open
-            ));
-        }
-        let mut precision = Precision::heuristic(precise.note);
-        if !usages.unrelated.is_empty() {
-            notes.push(format!(
-                "{} more `.{}` use(s) on receivers of unknown type sit in files that never name `{}`: left out as most likely other types' members",
-                usages.unrelated.len(),
-                defs_all[c].name,
-                defs_all[c].owner.as_deref().unwrap_or("")
-            ));
-            // A guess decided them: the answer cannot claim to hold every usage.
-            precision.gaps.push(format!(
-                "{} use(s) on receivers of unknown type left out",
-                usages.unrelated.len()
-            ));
-        }
-        return render_group(
-            host,
-            &q,
-            ctx,
-            Some(&defs_all[c]),
-            &group,
-            name_matched,
-            &facts,
-            notes,
-            &precision,
-        );
+        return find_heuristic(host, &q, ctx, &names, c, precise, &facts);
     }
 
     let attributed: Vec<Attribution> = sites.iter().map(|s| names.attribute(s)).collect();
     render_ambiguous(host, &q, ctx, &names, &candidates, &attributed)
+}
+
+/// The answer when no definition matches: the same-named ones, or the name's usages.
+fn no_definition(
+    host: &(impl Host + ?Sized),
+    q: &Query,
+    ctx: &Ctx,
+    names: &NameIndex,
+    facts: &scryer_plugin_sdk::host::Facts,
+    project: &str,
+) -> ToolResult<String> {
+    let (defs_all, sites) = (&names.defs, &names.sites);
+    if !defs_all.is_empty() {
+        let listed: Vec<Value> = defs_all.iter().take(10).map(def_json).collect();
+        let body = json!({
+            "symbol": q.symbol.text,
+            "total_sites": 0,
+            "precision": "heuristic",
+            "candidates": listed,
+            "notes": [format!(
+                "no definition matches `{}`{}; {} definition(s) are named `{}` (listed): call again with one of their qualified names",
+                q.symbol.text,
+                q.file_path.as_ref().map(|f| format!(" in {f}")).unwrap_or_default(),
+                defs_all.len(),
+                q.symbol.name
+            )],
+        });
+        return Ok(render_plain(&body, ctx));
+    }
+    if sites.is_empty() {
+        let body = json!({
+            "symbol": q.symbol.text,
+            "total_sites": 0,
+            "complete": false,
+            "precision": "heuristic",
+            "notes": [format!(
+                "unknown name: no symbol or usage named `{}` is indexed in {project} ({} files); check the spelling, or run index_workspace if the code is new",
+                q.symbol.name, facts.files
+            )],
+        });
+        return Ok(render_plain(&body, ctx));
+    }
+    // Usages with no definition here: a dependency's or the standard library's item.
+    let group: Vec<(&Site, Tie)> = sites.iter().map(|s| (s, Tie::NameOnly)).collect();
+    render_group(
+        host,
+        q,
+        ctx,
+        facts,
+        Answer {
+            def: None,
+            group: &group,
+            name_matched: group.len(),
+            notes: vec![format!(
+                "`{}` has no definition in {project}: it likely comes from a dependency or std; these {} usages match by name only",
+                q.symbol.name,
+                sites.len()
+            )],
+            precision: &Precision::heuristic(Some(
+                "no definition in the project to ask precise data about".into(),
+            )),
+        },
+    )
+}
+
+/// One definition answered by the heuristic: its usages as attribution ties them.
+fn find_heuristic(
+    host: &(impl Host + ?Sized),
+    q: &Query,
+    ctx: &Ctx,
+    names: &NameIndex,
+    c: usize,
+    precise: PreciseUsages,
+    facts: &scryer_plugin_sdk::host::Facts,
+) -> ToolResult<String> {
+    let (defs_all, sites) = (&names.defs, &names.sites);
+    let with_text = q.view != View::Files;
+    let usages = names.usages_of(host, c, sites)?;
+    let declaration = names.trait_declaration(host, c, with_text)?;
+    // (site, how it is tied): an open tie is one nothing written decides either.
+    let group: Vec<(&Site, Tie)> = usages
+        .tied
+        .iter()
+        .map(|&(k, tie)| (&sites[k], tie))
+        .chain(declaration.iter().map(|d| (d, Tie::Exact)))
+        .collect();
+    let name_matched = group.iter().filter(|(_, t)| *t != Tie::Exact).count();
+    let open = group.iter().filter(|(_, t)| *t == Tie::Open).count();
+    let mut notes = Vec::new();
+    if name_matched > 0 {
+        notes.push(format!(
+        "{name_matched} usage(s) are tied to this definition by name only (no path, receiver type or import decides it), each marked `tie`: {} \"name\" (the only definition of that kind with the name), {open} \"open\" (a same-named definition could be meant)",
+        name_matched - open
+    ));
+    }
+    let mut precision = Precision::heuristic(precise.note);
+    if !usages.unrelated.is_empty() {
+        notes.push(format!(
+        "{} more `.{}` use(s) on receivers of unknown type sit in files that never name `{}`: left out as most likely other types' members",
+        usages.unrelated.len(),
+        defs_all[c].name,
+        defs_all[c].owner.as_deref().unwrap_or("")
+    ));
+        // A guess decided them: the answer cannot claim to hold every usage.
+        precision.gaps.push(format!(
+            "{} use(s) on receivers of unknown type left out",
+            usages.unrelated.len()
+        ));
+    }
+    render_group(
+        host,
+        q,
+        ctx,
+        facts,
+        Answer {
+            def: Some(&defs_all[c]),
+            group: &group,
+            name_matched,
+            notes,
+            precision: &precision,
+        },
+    )
 }
 
 fn def_json(d: &Sym) -> Value {
@@ -234,51 +264,41 @@ struct Item {
     text: String,
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What an answer about one definition (or about a name with none) is made from.
+struct Answer<'a> {
+    /// The definition; `None`: the name has no definition in the project.
+    def: Option<&'a Sym>,
+    /// The usages, each with how it is tied.
+    group: &'a [(&'a Site, Tie)],
+    /// How many of the usages only the name ties.
+    name_matched: usize,
+    notes: Vec<String>,
+    precision: &'a Precision,
+}
+
+/// One definition's usages (or a name's) in the asked view, paged and fitted to the budget.
 fn render_group(
     host: &(impl Host + ?Sized),
     q: &Query,
     ctx: &Ctx,
-    def: Option<&Sym>,
-    group: &[(&Site, Tie)],
-    name_matched: usize,
     facts: &scryer_plugin_sdk::host::Facts,
-    mut notes: Vec<String>,
-    precision: &Precision,
+    answer: Answer,
 ) -> ToolResult<String> {
+    let Answer {
+        def,
+        group,
+        name_matched,
+        mut notes,
+        precision,
+    } = answer;
     if let Some(n) = &precision.note {
         notes.push(n.clone());
     }
-    let mut ordered: Vec<(&Site, Tie)> = group.to_vec();
-    ordered.sort_by(|(a, _), (b, _)| {
-        (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
-    });
-    // Per site, only when the answer is about one definition.
-    let ties: Vec<Option<Tie>> = ordered
-        .iter()
-        .map(|(_, t)| def.is_some().then_some(*t))
-        .collect();
-    let ordered: Vec<&Site> = ordered.into_iter().map(|(s, _)| s).collect();
-    let files: BTreeMap<&str, usize> = ordered.iter().fold(BTreeMap::new(), |mut m, s| {
-        *m.entry(s.file_path.as_str()).or_default() += 1;
-        m
-    });
-    // Callers: one entry per enclosing symbol, at its first usage.
-    let mut callers: Vec<(&str, &Site, usize)> = Vec::new();
-    let mut caller_index: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &ordered {
-        match caller_index.get(s.enclosing_symbol.as_str()) {
-            Some(&i) => callers[i].2 += 1,
-            None => {
-                caller_index.insert(s.enclosing_symbol.as_str(), callers.len());
-                callers.push((s.enclosing_symbol.as_str(), s, 1));
-            }
-        }
-    }
+    let uses = Uses::of(group, def.is_some());
     let total = match q.view {
-        View::Sites => ordered.len(),
-        View::Callers => callers.len(),
-        View::Files => files.len(),
+        View::Sites => uses.ordered.len(),
+        View::Callers => uses.callers.len(),
+        View::Files => uses.files.len(),
     };
     let offset = q.offset.min(total);
     let limit = match (q.limit, ctx.budget) {
@@ -287,80 +307,197 @@ fn render_group(
         (None, Some(_)) => DEFAULT_LIMIT as usize,
     };
     let page_end = offset.saturating_add(limit).min(total);
-    // Sites are loaded without their text: read only the lines this page shows.
-    let texts = match q.view {
-        View::Sites => line_texts(
-            host,
-            ordered[offset..page_end]
-                .iter()
-                .map(|s| (s.file_path.as_str(), s.line)),
+    let texts = uses.page_texts(host, q.view, offset, page_end);
+    let items = uses.items(q.view, &texts);
+    let failed_files = parse_failed_files(host, facts, &uses.files, def, precision);
+    if items.is_empty()
+        && let Some(d) = def
+    {
+        notes.push(format!(
+            "`{}` is defined at {}:{} but has no usages in the {} indexed files",
+            d.qualified_name, d.file_path, d.start_line, facts.files
+        ));
+    }
+    let caveat = caveat(
+        def,
+        name_matched,
+        uses.ordered.len(),
+        &failed_files,
+        precision,
+    );
+    let page = GroupPage {
+        q,
+        facts,
+        def,
+        precision,
+        uses: &uses,
+        items: &items[offset..page_end],
+        offset,
+        total,
+        name_matched,
+        notes,
+        caveat,
+    };
+    let k = match ctx.budget {
+        None => page.items.len(),
+        Some(budget) => fit_prefix(
+            page.items.len(),
+            budget,
+            |k| page.render(ctx, k),
+            |s| host.count_tokens(s),
         ),
-        View::Callers => line_texts(
-            host,
-            callers[offset..page_end]
-                .iter()
-                .map(|(_, s, _)| (s.file_path.as_str(), s.line)),
-        ),
-        View::Files => Default::default(),
     };
-    let text_of = |s: &Site| -> Option<String> {
-        s.line_text
-            .clone()
-            .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned())
-    };
-    let items: Vec<Item> = match q.view {
-        View::Sites => ordered
-            .iter()
-            .zip(&ties)
-            .map(|(s, &tie)| {
-                let text = text_of(s);
-                Item {
-                    text: format!(
-                        "{}:{}:{} [{}{}] in {} — {}",
-                        s.file_path,
-                        s.line,
-                        s.column,
-                        s.kind,
-                        tie_label(tie)
-                            .map(|t| format!(", tie: {t}"))
-                            .unwrap_or_default(),
-                        s.enclosing_symbol,
-                        text.as_deref().unwrap_or("")
-                    ),
-                    json: site_json(s, text, tie),
-                }
-            })
-            .collect(),
-        View::Callers => callers
-            .iter()
-            .map(|(caller, s, n)| {
-                let text = text_of(s);
-                Item {
-                    text: format!(
-                        "{caller} — {}:{} ({n}×) {}",
-                        s.file_path,
-                        s.line,
-                        text.as_deref().unwrap_or("")
-                    ),
-                    json: json!({
-                        "enclosing_symbol": caller,
-                        "file_path": s.file_path,
-                        "line": s.line,
-                        "text": text,
-                        "count": n,
-                    }),
-                }
-            })
-            .collect(),
-        View::Files => files
-            .iter()
-            .map(|(f, n)| Item {
-                json: json!({"file_path": f, "count": n}),
-                text: format!("{f} ({n})"),
-            })
-            .collect(),
-    };
+    Ok(page.render(ctx, k))
+}
 
+/// A group's usages in site order, with the tallies each view pages over.
+struct Uses<'s> {
+    /// The sites, by file, line and column.
+    ordered: Vec<&'s Site>,
+    /// Each site's tie, only when the answer is about one definition.
+    ties: Vec<Option<Tie>>,
+    /// Sites per file.
+    files: BTreeMap<&'s str, usize>,
+    /// (enclosing symbol, its first usage, its usages).
+    callers: Vec<(&'s str, &'s Site, usize)>,
+}
+
+impl<'s> Uses<'s> {
+    /// The usages of `group`, ordered and tallied by file and by caller.
+    fn of(group: &[(&'s Site, Tie)], one_definition: bool) -> Self {
+        let mut ordered: Vec<(&Site, Tie)> = group.to_vec();
+        ordered.sort_by(|(a, _), (b, _)| {
+            (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column))
+        });
+        // Per site, only when the answer is about one definition.
+        let ties: Vec<Option<Tie>> = ordered
+            .iter()
+            .map(|(_, t)| one_definition.then_some(*t))
+            .collect();
+        let ordered: Vec<&Site> = ordered.into_iter().map(|(s, _)| s).collect();
+        let files: BTreeMap<&str, usize> = ordered.iter().fold(BTreeMap::new(), |mut m, s| {
+            *m.entry(s.file_path.as_str()).or_default() += 1;
+            m
+        });
+        // Callers: one entry per enclosing symbol, at its first usage.
+        let mut callers: Vec<(&str, &Site, usize)> = Vec::new();
+        let mut caller_index: BTreeMap<&str, usize> = BTreeMap::new();
+        for s in &ordered {
+            match caller_index.get(s.enclosing_symbol.as_str()) {
+                Some(&i) => callers[i].2 += 1,
+                None => {
+                    caller_index.insert(s.enclosing_symbol.as_str(), callers.len());
+                    callers.push((s.enclosing_symbol.as_str(), s, 1));
+                }
+            }
+        }
+        Uses {
+            ordered,
+            ties,
+            files,
+            callers,
+        }
+    }
+
+    /// The line texts of the rows `offset..page_end` of `view`.
+    fn page_texts(
+        &self,
+        host: &(impl Host + ?Sized),
+        view: View,
+        offset: usize,
+        page_end: usize,
+    ) -> HashMap<(String, u32), String> {
+        // Sites are loaded without their text: read only the lines this page shows.
+        match view {
+            View::Sites => line_texts(
+                host,
+                self.ordered[offset..page_end]
+                    .iter()
+                    .map(|s| (s.file_path.as_str(), s.line)),
+            ),
+            View::Callers => line_texts(
+                host,
+                self.callers[offset..page_end]
+                    .iter()
+                    .map(|(_, s, _)| (s.file_path.as_str(), s.line)),
+            ),
+            View::Files => Default::default(),
+        }
+    }
+
+    /// Every row of `view`, as JSON and as a text line, with the line texts read.
+    fn items(&self, view: View, texts: &HashMap<(String, u32), String>) -> Vec<Item> {
+        let text_of = |s: &Site| -> Option<String> {
+            s.line_text
+                .clone()
+                .or_else(|| texts.get(&(s.file_path.clone(), s.line)).cloned())
+        };
+        match view {
+            View::Sites => self
+                .ordered
+                .iter()
+                .zip(&self.ties)
+                .map(|(s, &tie)| {
+                    let text = text_of(s);
+                    Item {
+                        text: format!(
+                            "{}:{}:{} [{}{}] in {} — {}",
+                            s.file_path,
+                            s.line,
+                            s.column,
+                            s.kind,
+                            tie_label(tie)
+                                .map(|t| format!(", tie: {t}"))
+                                .unwrap_or_default(),
+                            s.enclosing_symbol,
+                            text.as_deref().unwrap_or("")
+                        ),
+                        json: site_json(s, text, tie),
+                    }
+                })
+                .collect(),
+            View::Callers => self
+                .callers
+                .iter()
+                .map(|(caller, s, n)| {
+                    let text = text_of(s);
+                    Item {
+                        text: format!(
+                            "{caller} — {}:{} ({n}×) {}",
+                            s.file_path,
+                            s.line,
+                            text.as_deref().unwrap_or("")
+                        ),
+                        json: json!({
+                            "enclosing_symbol": caller,
+                            "file_path": s.file_path,
+                            "line": s.line,
+                            "text": text,
+                            "count": n,
+                        }),
+                    }
+                })
+                .collect(),
+            View::Files => self
+                .files
+                .iter()
+                .map(|(f, n)| Item {
+                    json: json!({"file_path": f, "count": n}),
+                    text: format!("{f} ({n})"),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The files of the answer (and the definition's) the parser failed on.
+fn parse_failed_files(
+    host: &(impl Host + ?Sized),
+    facts: &scryer_plugin_sdk::host::Facts,
+    files: &BTreeMap<&str, usize>,
+    def: Option<&Sym>,
+    precision: &Precision,
+) -> Vec<String> {
     // Parse failures in any file of the answer make it partial.
     let mut failed_files = Vec::new();
     if facts.parse_failures > 0 {
@@ -378,130 +515,155 @@ fn render_group(
             }
         }
     }
-
-    if items.is_empty()
-        && let Some(d) = def
-    {
-        notes.push(format!(
-            "`{}` is defined at {}:{} but has no usages in the {} indexed files",
-            d.qualified_name, d.file_path, d.start_line, facts.files
-        ));
-    }
-    let page = &items[offset..page_end];
-    let view = view_name(q.view);
-    let caveat = {
-        let mut why = Vec::new();
-        if name_matched > 0 || def.is_none() {
-            why.push(format!(
-                "{} usage(s) matched by name only",
-                if def.is_none() {
-                    ordered.len()
-                } else {
-                    name_matched
-                }
-            ));
-        }
-        if !failed_files.is_empty() {
-            why.push(format!("parse errors in {}", failed_files.join(", ")));
-        }
-        why.extend(precision.gaps.iter().cloned());
-        if let Some(files) = precision.heuristic_files.as_ref().filter(|f| !f.is_empty()) {
-            why.push(format!(
-                "{} file(s) answered by the heuristic (edited or added since the precise run)",
-                files.len()
-            ));
-        }
-        why
-    };
-
-    let render = |k: usize| -> String {
-        let shown = &page[..k];
-        let cut = offset + k < total;
-        let complete = !cut && caveat.is_empty();
-        match ctx.format {
-            Format::Json => {
-                let mut body = json!({
-                    "symbol": q.symbol.text,
-                    "definition": def.map(def_json),
-                    "view": view,
-                    "total_sites": ordered.len(),
-                    "total_files": files.len(),
-                    "total_callers": callers.len(),
-                    "name_matched": if name_matched > 0 { Some(name_matched) } else { None },
-                    "offset": offset,
-                    "returned": k,
-                    "items": shown.iter().map(|i| i.json.clone()).collect::<Vec<_>>(),
-                    "complete": complete,
-                    "precision": precision.label,
-                });
-                if cut {
-                    body["next_offset"] = json!(offset + k);
-                    body["see_also"] = json!(format!(
-                        "find_references(symbol: {:?}, view: {view:?}, offset: {}) for the next page; view: \"files\" or \"callers\" for a summary",
-                        q.symbol.text,
-                        offset + k
-                    ));
-                }
-                let mut all_notes = notes.clone();
-                if !caveat.is_empty() {
-                    all_notes.push(format!("CAVEAT: not complete: {}", caveat.join("; ")));
-                }
-                body["notes"] = json!(all_notes);
-                to_compact_json(&body)
-            }
-            Format::Text => {
-                let mut out = format!(
-                    "find_references {}: {} sites in {} files ({} callers) | {}-{} of {} {view} | {} | {} | index: {} files, {} parse failures{}",
-                    q.symbol.text,
-                    ordered.len(),
-                    files.len(),
-                    callers.len(),
-                    if k == 0 { offset } else { offset + 1 },
-                    offset + k,
-                    total,
-                    if cut {
-                        format!("TRUNCATED: call again with offset={}", offset + k)
-                    } else if complete {
-                        "complete".to_string()
-                    } else {
-                        "partial".to_string()
-                    },
-                    precision.label,
-                    facts.files,
-                    facts.parse_failures,
-                    facts
-                        .indexed_at
-                        .as_deref()
-                        .map(|t| format!(", indexed {t}"))
-                        .unwrap_or_default(),
-                );
-                if !caveat.is_empty() {
-                    out.push_str(&format!(" | CAVEAT {}", caveat.join("; ")));
-                }
-                if let Some(d) = def {
-                    out.push_str(&format!(
-                        "\ndefinition: {} {} {}:{}",
-                        d.kind, d.qualified_name, d.file_path, d.start_line
-                    ));
-                }
-                for n in &notes {
-                    out.push_str(&format!("\nnote: {n}"));
-                }
-                for i in shown {
-                    out.push('\n');
-                    out.push_str(&i.text);
-                }
-                out
-            }
-        }
-    };
-    let k = match ctx.budget {
-        None => page.len(),
-        Some(budget) => fit_prefix(page.len(), budget, &render, |s| host.count_tokens(s)),
-    };
-    Ok(render(k))
+    failed_files
 }
 
+/// Why the answer may not hold every usage, one phrase each; empty when it does.
+fn caveat(
+    def: Option<&Sym>,
+    name_matched: usize,
+    total_sites: usize,
+    failed_files: &[String],
+    precision: &Precision,
+) -> Vec<String> {
+    let mut why = Vec::new();
+    if name_matched > 0 || def.is_none() {
+        why.push(format!(
+            "{} usage(s) matched by name only",
+            if def.is_none() {
+                total_sites
+            } else {
+                name_matched
+            }
+        ));
+    }
+    if !failed_files.is_empty() {
+        why.push(format!("parse errors in {}", failed_files.join(", ")));
+    }
+    why.extend(precision.gaps.iter().cloned());
+    if let Some(files) = precision.heuristic_files.as_ref().filter(|f| !f.is_empty()) {
+        why.push(format!(
+            "{} file(s) answered by the heuristic (edited or added since the precise run)",
+            files.len()
+        ));
+    }
+    why
+}
+
+/// The page of a group's answer, rendered with as many of its rows as fit.
+struct GroupPage<'a> {
+    q: &'a Query,
+    facts: &'a scryer_plugin_sdk::host::Facts,
+    def: Option<&'a Sym>,
+    precision: &'a Precision,
+    uses: &'a Uses<'a>,
+    /// The rows of this page.
+    items: &'a [Item],
+    offset: usize,
+    /// The rows of the whole view.
+    total: usize,
+    name_matched: usize,
+    notes: Vec<String>,
+    caveat: Vec<String>,
+}
+
+impl GroupPage<'_> {
+    /// The page with its first `k` rows, in the asked format.
+    fn render(&self, ctx: &Ctx, k: usize) -> String {
+        let cut = self.offset + k < self.total;
+        let complete = !cut && self.caveat.is_empty();
+        match ctx.format {
+            Format::Json => self.json(k, cut, complete),
+            Format::Text => self.text(k, cut, complete),
+        }
+    }
+
+    /// The page with its first `k` rows as JSON.
+    fn json(&self, k: usize, cut: bool, complete: bool) -> String {
+        let (q, offset, name_matched) = (self.q, self.offset, self.name_matched);
+        let shown = &self.items[..k];
+        let view = view_name(q.view);
+        let mut body = json!({
+            "symbol": q.symbol.text,
+            "definition": self.def.map(def_json),
+            "view": view,
+            "total_sites": self.uses.ordered.len(),
+            "total_files": self.uses.files.len(),
+            "total_callers": self.uses.callers.len(),
+            "name_matched": if name_matched > 0 { Some(name_matched) } else { None },
+            "offset": offset,
+            "returned": k,
+            "items": shown.iter().map(|i| i.json.clone()).collect::<Vec<_>>(),
+            "complete": complete,
+            "precision": self.precision.label,
+        });
+        if cut {
+            body["next_offset"] = json!(offset + k);
+            body["see_also"] = json!(format!(
+                "find_references(symbol: {:?}, view: {view:?}, offset: {}) for the next page; view: \"files\" or \"callers\" for a summary",
+                q.symbol.text,
+                offset + k
+            ));
+        }
+        let mut all_notes = self.notes.clone();
+        if !self.caveat.is_empty() {
+            all_notes.push(format!("CAVEAT: not complete: {}", self.caveat.join("; ")));
+        }
+        body["notes"] = json!(all_notes);
+        to_compact_json(&body)
+    }
+
+    /// The page with its first `k` rows as text: a header line, then a line per row.
+    fn text(&self, k: usize, cut: bool, complete: bool) -> String {
+        let (q, offset, facts) = (self.q, self.offset, self.facts);
+        let shown = &self.items[..k];
+        let view = view_name(q.view);
+        let mut out = format!(
+            "find_references {}: {} sites in {} files ({} callers) | {}-{} of {} {view} | {} | {} | index: {} files, {} parse failures{}",
+            q.symbol.text,
+            self.uses.ordered.len(),
+            self.uses.files.len(),
+            self.uses.callers.len(),
+            if k == 0 { offset } else { offset + 1 },
+            offset + k,
+            self.total,
+            if cut {
+                format!("TRUNCATED: call again with offset={}", offset + k)
+            } else if complete {
+                "complete".to_string()
+            } else {
+                "partial".to_string()
+            },
+            self.precision.label,
+            facts.files,
+            facts.parse_failures,
+            facts
+                .indexed_at
+                .as_deref()
+                .map(|t| format!(", indexed {t}"))
+                .unwrap_or_default(),
+        );
+        if !self.caveat.is_empty() {
+            out.push_str(&format!(" | CAVEAT {}", self.caveat.join("; ")));
+        }
+        if let Some(d) = self.def {
+            out.push_str(&format!(
+                "\ndefinition: {} {} {}:{}",
+                d.kind, d.qualified_name, d.file_path, d.start_line
+            ));
+        }
+        for n in &self.notes {
+            out.push_str(&format!("\nnote: {n}"));
+        }
+        for i in shown {
+            out.push('\n');
+            out.push_str(&i.text);
+        }
+        out
+    }
+}
+
+/// A name several definitions answer to: a group of usages per definition, most used first.
 fn render_ambiguous(
     host: &(impl Host + ?Sized),
     q: &Query,
@@ -518,30 +680,103 @@ fn render_ambiguous(
         .iter()
         .map(|&c| precise_of(host, &defs[c]))
         .collect();
-    let label = match precise.iter().filter(|p| p.available()).count() {
-        0 => "heuristic",
-        n if n == precise.len() && precise.iter().all(|p| p.precision == "precise") => "precise",
-        _ => "mixed",
-    };
+    let label = precision_label(&precise);
     let declarations = candidates
         .iter()
         .map(|&c| names.trait_declaration(host, c, q.view != View::Files))
         .collect::<ToolResult<Vec<Option<Site>>>>()?;
-    // The sites resolved to each definition, in site order, found in one pass: a common
-    // name has thousands of candidates, and each scanning every site was the answer's cost.
+    let resolved_to = resolved_to(attributed);
+    let mut groups = definition_groups(
+        candidates,
+        &families,
+        &declarations,
+        &precise,
+        &resolved_to,
+        sites,
+    );
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
+    let unattributed = attributed
+        .iter()
+        .filter(
+            |a| matches!(a, Attribution::Open(set) if set.iter().any(|i| candidates.contains(i))),
+        )
+        .count();
+    // Each definition's uses in the asked view: sites, callers or files.
+    let rows: Vec<Vec<(&Site, usize)>> = groups.iter().map(|(_, g)| view_rows(q.view, g)).collect();
+    let largest = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let most_shown = match ctx.budget {
+        None => largest,
+        Some(_) => largest.min(AMBIGUOUS_SITES_PER_GROUP),
+    };
+    let page = AmbiguousPage {
+        q,
+        defs,
+        candidate_count: candidates.len(),
+        groups: &groups,
+        rows: &rows,
+        first: q.offset.min(groups.len()),
+        most_shown,
+        unattributed,
+        label,
+        texts: RefCell::new(HashMap::new()),
+    };
+    let rest = groups.len() - page.first;
+    let (shown, per_group) = match ctx.budget {
+        None => {
+            page.texts.replace(page.read_texts(host, rest));
+            (rest, largest)
+        }
+        Some(budget) => {
+            let count = |t: &str| host.count_tokens(t);
+            // Without items no line text is shown: how many groups fit is known first.
+            let most = rest.min(AMBIGUOUS_GROUPS_PER_PAGE);
+            let shown = fit_prefix(most, budget, |g| page.render(ctx, g, 0), count).max(1);
+            page.texts.replace(page.read_texts(host, shown));
+            let per = fit_prefix(most_shown, budget, |k| page.render(ctx, shown, k), count);
+            (shown, per)
+        }
+    };
+    Ok(page.render(ctx, shown, per_group))
+}
+
+/// The answer's `precision` over the candidates: `precise`, `mixed` or `heuristic`.
+fn precision_label(precise: &[PreciseUsages]) -> &'static str {
+    match precise.iter().filter(|p| p.available()).count() {
+        0 => "heuristic",
+        n if n == precise.len() && precise.iter().all(|p| p.precision == "precise") => "precise",
+        _ => "mixed",
+    }
+}
+
+/// The sites (indices) resolved to each definition, in site order.
+fn resolved_to(attributed: &[Attribution]) -> BTreeMap<usize, Vec<usize>> {
+    // Found in one pass: a common name has thousands of candidates, and each scanning
+    // every site was the answer's cost.
     let mut resolved_to: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (k, a) in attributed.iter().enumerate() {
         if let Attribution::Resolved(i, _) = a {
             resolved_to.entry(*i).or_default().push(k);
         }
     }
+    resolved_to
+}
+
+/// Each candidate with its usages (heuristic where not precise), by file and line.
+fn definition_groups<'s>(
+    candidates: &[usize],
+    families: &[Vec<usize>],
+    declarations: &'s [Option<Site>],
+    precise: &'s [PreciseUsages],
+    resolved_to: &BTreeMap<usize, Vec<usize>>,
+    sites: &'s [Site],
+) -> Vec<(usize, Vec<&'s Site>)> {
     // A trait item and its implementations answer as one: each of their groups holds
     // the uses of all of them, as asking for any one of them would.
-    let mut groups: Vec<(usize, Vec<&Site>)> = candidates
+    candidates
         .iter()
-        .zip(&families)
-        .zip(&declarations)
-        .zip(&precise)
+        .zip(families)
+        .zip(declarations)
+        .zip(precise)
         .map(|(((&c, family), declaration), p)| {
             let heuristic_in = |s: &Site| {
                 !p.available() || p.fallback_files.iter().any(|(f, _)| *f == s.file_path)
@@ -564,74 +799,101 @@ fn render_ambiguous(
             g.sort_by(|a, b| (&a.file_path, a.line).cmp(&(&b.file_path, b.line)));
             (c, g)
         })
-        .collect();
-    groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
-    let unattributed = attributed
-        .iter()
-        .filter(
-            |a| matches!(a, Attribution::Open(set) if set.iter().any(|i| candidates.contains(i))),
-        )
-        .count();
-    // Each definition's uses in the asked view: sites, callers or files.
-    let rows: Vec<Vec<(&Site, usize)>> = groups.iter().map(|(_, g)| view_rows(q.view, g)).collect();
-    let largest = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let most_shown = match ctx.budget {
-        None => largest,
-        Some(_) => largest.min(AMBIGUOUS_SITES_PER_GROUP),
-    };
-    // Line texts are read only for the groups a page can show (`read_texts(shown)`):
-    // a common name has thousands of groups and a page holds a few.
-    let first = q.offset.min(groups.len());
-    let read_texts = |shown: usize| match q.view {
-        View::Files => HashMap::new(),
-        View::Sites | View::Callers => line_texts(
-            host,
-            rows[first..(first + shown).min(rows.len())]
-                .iter()
-                .flat_map(|r| r.iter().take(most_shown))
-                .map(|(s, _)| (s.file_path.as_str(), s.line)),
-        ),
-    };
-    let texts = RefCell::new(HashMap::new());
-    let text_of = |s: &Site| {
-        s.line_text
-            .clone()
-            .or_else(|| texts.borrow().get(&(s.file_path.clone(), s.line)).cloned())
-    };
-    let row_json = |&(s, n): &(&Site, usize)| match q.view {
-        View::Sites => site_json(s, text_of(s), None),
-        View::Callers => json!({
-            "enclosing_symbol": s.enclosing_symbol,
-            "file_path": s.file_path,
-            "line": s.line,
-            "text": text_of(s),
-            "count": n,
-        }),
-        View::Files => json!({"file_path": s.file_path, "count": n}),
-    };
-    // A common name has more definitions than a budget holds: they are paged (most used
-    // first), `offset` moving over them.
-    let render_groups = |shown: usize, per_group: usize| {
+        .collect()
+}
+
+/// An ambiguous answer's definitions and their rows, rendered a page at a time.
+struct AmbiguousPage<'a> {
+    q: &'a Query,
+    defs: &'a [Sym],
+    candidate_count: usize,
+    /// (definition, its usages), most used first.
+    groups: &'a [(usize, Vec<&'a Site>)],
+    /// Each group's rows in the asked view.
+    rows: &'a [Vec<(&'a Site, usize)>],
+    /// The first group the page shows.
+    first: usize,
+    /// Most rows a group shows.
+    most_shown: usize,
+    unattributed: usize,
+    label: &'static str,
+    /// The line texts read for the groups shown.
+    texts: RefCell<HashMap<(String, u32), String>>,
+}
+
+impl AmbiguousPage<'_> {
+    /// The line texts of the rows the first `shown` groups from `first` can show.
+    fn read_texts(
+        &self,
+        host: &(impl Host + ?Sized),
+        shown: usize,
+    ) -> HashMap<(String, u32), String> {
+        // Line texts are read only for the groups a page can show: a common name has
+        // thousands of groups and a page holds a few.
+        let (rows, first) = (self.rows, self.first);
+        match self.q.view {
+            View::Files => HashMap::new(),
+            View::Sites | View::Callers => line_texts(
+                host,
+                rows[first..(first + shown).min(rows.len())]
+                    .iter()
+                    .flat_map(|r| r.iter().take(self.most_shown))
+                    .map(|(s, _)| (s.file_path.as_str(), s.line)),
+            ),
+        }
+    }
+
+    /// A site's line text: its own, or the one read for the page.
+    fn text_of(&self, s: &Site) -> Option<String> {
+        s.line_text.clone().or_else(|| {
+            self.texts
+                .borrow()
+                .get(&(s.file_path.clone(), s.line))
+                .cloned()
+        })
+    }
+
+    /// One row of a group as JSON, in the asked view.
+    fn row_json(&self, &(s, n): &(&Site, usize)) -> Value {
+        match self.q.view {
+            View::Sites => site_json(s, self.text_of(s), None),
+            View::Callers => json!({
+                "enclosing_symbol": s.enclosing_symbol,
+                "file_path": s.file_path,
+                "line": s.line,
+                "text": self.text_of(s),
+                "count": n,
+            }),
+            View::Files => json!({"file_path": s.file_path, "count": n}),
+        }
+    }
+
+    /// `shown` groups from `first` with `per_group` rows each, in the asked format.
+    fn render(&self, ctx: &Ctx, shown: usize, per_group: usize) -> String {
+        // A common name has more definitions than a budget holds: they are paged (most used
+        // first), `offset` moving over them.
+        let (q, groups, rows, first) = (self.q, self.groups, self.rows, self.first);
+        let unattributed = self.unattributed;
         let end = (first + shown).min(groups.len());
         let mut body = json!({
             "symbol": q.symbol.text,
             "ambiguous": true,
-            "candidate_count": candidates.len(),
+            "candidate_count": self.candidate_count,
             "view": view_name(q.view),
             "definitions": groups[first..end].iter().zip(&rows[first..end]).map(|((c, g), r)| json!({
-                "definition": def_json(&defs[*c]),
+                "definition": def_json(&self.defs[*c]),
                 "total_sites": g.len(),
                 "total": r.len(),
-                "items": r.iter().take(per_group).map(&row_json).collect::<Vec<_>>(),
+                "items": r.iter().take(per_group).map(|row| self.row_json(row)).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "unattributed_sites": unattributed,
             "complete": false,
-            "precision": label,
+            "precision": self.label,
             "see_also": "find_references(symbol: \"<one qualified_name above>\") for every usage of one definition, with paging",
             "notes": [format!(
                 "`{}` names {} definitions; usages are grouped by what is written at each site (path, receiver type, imports). {unattributed} usage(s) could belong to several of them and appear when you ask for one definition",
                 q.symbol.text,
-                candidates.len()
+                self.candidate_count
             )],
         });
         if end < groups.len() {
@@ -646,24 +908,7 @@ fn render_ambiguous(
             }
         }
         render_plain(&body, ctx)
-    };
-    let rest = groups.len() - first;
-    let (shown, per_group) = match ctx.budget {
-        None => {
-            texts.replace(read_texts(rest));
-            (rest, largest)
-        }
-        Some(budget) => {
-            let count = |t: &str| host.count_tokens(t);
-            // Without items no line text is shown: how many groups fit is known first.
-            let most = rest.min(AMBIGUOUS_GROUPS_PER_PAGE);
-            let shown = fit_prefix(most, budget, |g| render_groups(g, 0), count).max(1);
-            texts.replace(read_texts(shown));
-            let per = fit_prefix(most_shown, budget, |k| render_groups(shown, k), count);
-            (shown, per)
-        }
-    };
-    Ok(render_groups(shown, per_group))
+    }
 }
 
 fn view_name(view: View) -> &'static str {
@@ -770,6 +1015,50 @@ fn find_precise(
         .collect();
     // Sites of the name the indexer resolved to nothing: the heuristic answers those.
     let unresolved = host.precise_unresolved(&names.defs[c]).unwrap_or_default();
+    let taken = precise_group(host, names, c, precise, &fallback, &unresolved)?;
+    let (notes, gaps) = precise_notes(names, c, precise, &fallback, unresolved.len(), &taken);
+    let precision = Precision {
+        label: precise.precision.clone(),
+        note: None,
+        heuristic_files: Some(fallback),
+        gaps,
+    };
+    render_group(
+        host,
+        q,
+        ctx,
+        facts,
+        Answer {
+            def: Some(&names.defs[c]),
+            group: &taken.group,
+            name_matched: taken.name_matched,
+            notes,
+            precision: &precision,
+        },
+    )
+}
+
+/// The sites of a precise answer, and how many of the heuristic's it took or left.
+struct PreciseGroup<'s> {
+    /// The precise sites and the heuristic's taken, by file, line and column, once each.
+    group: Vec<(&'s Site, Tie)>,
+    /// Heuristic sites taken that only the name ties.
+    name_matched: usize,
+    /// Unresolved sites the heuristic ties to the definition.
+    taken: usize,
+    /// Unresolved sites a same-named definition could be meant at (left out).
+    open: usize,
+}
+
+/// The precise sites, with the heuristic's where files fell back or sites are unresolved.
+fn precise_group<'s>(
+    host: &(impl Host + ?Sized),
+    names: &'s NameIndex,
+    c: usize,
+    precise: &'s PreciseUsages,
+    fallback: &BTreeSet<String>,
+    unresolved: &[Site],
+) -> ToolResult<PreciseGroup<'s>> {
     let unresolved_at: BTreeSet<(&str, u32, u32)> = unresolved
         .iter()
         .map(|s| (s.file_path.as_str(), s.line, s.column))
@@ -783,7 +1072,6 @@ fn find_precise(
         .collect();
     let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
     let (mut name_matched, mut taken, mut open) = (0, 0, 0);
-    let mut notes = Vec::new();
     // A trait item's implementations (`impl Trait for T { fn item .. }`) are among the
     // precise sites: the host adds its family's (ADR 0031).
     if !fallback.is_empty() || !unresolved.is_empty() {
@@ -807,13 +1095,32 @@ fn find_precise(
     group.dedup_by(|(a, _), (b, _)| {
         (&a.file_path, a.line, a.column) == (&b.file_path, b.line, b.column)
     });
+    Ok(PreciseGroup {
+        group,
+        name_matched,
+        taken,
+        open,
+    })
+}
+
+/// A precise answer's notes, and its gaps: why it may not hold every usage.
+fn precise_notes(
+    names: &NameIndex,
+    c: usize,
+    precise: &PreciseUsages,
+    fallback: &BTreeSet<String>,
+    unresolved: usize,
+    g: &PreciseGroup,
+) -> (Vec<String>, Vec<String>) {
+    let (name_matched, taken, open) = (g.name_matched, g.taken, g.open);
+    let mut notes = Vec::new();
     if !fallback.is_empty() {
         notes.push(fallback_note(&precise.fallback_files));
     }
-    if !unresolved.is_empty() {
+    if unresolved > 0 {
         notes.push(format!(
             "{} site(s) named `{}` are ones the indexer could not resolve; the heuristic ties {taken} of them to this definition (included){}",
-            unresolved.len(),
+            unresolved,
             names.defs[c].name,
             if open > 0 {
                 format!(", and {open} could be this or a same-named definition, nothing written decides (left out)")
@@ -828,10 +1135,10 @@ fn find_precise(
         ));
     }
     let mut gaps = Vec::new();
-    if !unresolved.is_empty() {
+    if unresolved > 0 {
         gaps.push(format!(
             "{} site(s) of the name the indexer left unresolved",
-            unresolved.len()
+            unresolved
         ));
     }
     // What the host says the precise sites leave open (Rust: `Self` in the type's impls
@@ -842,23 +1149,7 @@ fn find_precise(
         notes.push(note.clone());
         gaps.push("what the notes say the precise sites leave open".into());
     }
-    let precision = Precision {
-        label: precise.precision.clone(),
-        note: None,
-        heuristic_files: Some(fallback),
-        gaps,
-    };
-    render_group(
-        host,
-        q,
-        ctx,
-        Some(&names.defs[c]),
-        &group,
-        name_matched,
-        facts,
-        notes,
-        &precision,
-    )
+    (notes, gaps)
 }
 
 /// `mixed`: how many files fell back, why, and the first few of them.

@@ -389,8 +389,24 @@ fn through_module<'h>(
     found
 }
 
+/// Ties a usage site to one of the same-named definitions `defs`, by the module doc's rules.
 pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
     let qualifier = site.qualifier.as_deref().filter(|q| !q.is_empty());
+    let compat = compatible_candidates(site, defs, scope, qualifier.is_some());
+    if compat.is_empty() {
+        return Attribution::Excluded;
+    }
+    let at = AtSite::new(site, defs, scope);
+    if let Some(q) = qualifier
+        && let Some(verdict) = at.by_written_path(q, &compat)
+    {
+        return verdict;
+    }
+    at.by_scope(qualifier.is_some(), compat)
+}
+
+/// The definitions (indices) a site of this kind, qualified or not, can name.
+fn compatible_candidates(site: &Site, defs: &[Sym], scope: &Scope, qualified: bool) -> Vec<usize> {
     // In Python and TypeScript `x.f` without a call may read a method (a callback,
     // `obj.close_intelligently`), as `x.f()` may call a field holding a function.
     let compat_kind = if site.kind == "field" && script::is_script_file(&site.file_path) {
@@ -398,284 +414,389 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
     } else {
         site.kind.as_str()
     };
-    let compat: Vec<usize> = scope
-        .compatible_defs(defs, compat_kind, qualifier.is_some())
-        .to_vec();
-    if compat.is_empty() {
-        return Attribution::Excluded;
+    scope.compatible_defs(defs, compat_kind, qualified).to_vec()
+}
+
+/// What the steps of [`attribute`] read: the site, definitions, scope and crate.
+struct AtSite<'a> {
+    site: &'a Site,
+    defs: &'a [Sym],
+    scope: &'a Scope,
+    homes: &'a [Vec<String>],
+    crate_name: String,
+}
+
+impl<'a> AtSite<'a> {
+    /// The context for one site; its crate is the first segment of its enclosing symbol.
+    fn new(site: &'a Site, defs: &'a [Sym], scope: &'a Scope) -> Self {
+        let homes = scope.homes(defs);
+        let crate_name = segments(&site.enclosing_symbol)
+            .first()
+            .copied()
+            .unwrap_or("crate")
+            .to_string();
+        AtSite {
+            site,
+            defs,
+            scope,
+            homes,
+            crate_name,
+        }
     }
 
-    let homes = scope.homes(defs);
-    let name_home = |i: usize| -> &[String] { &homes[i] };
-    let owner_home = |i: usize| -> &[String] {
-        let h = &homes[i];
+    /// A definition's parent path: the module or type that holds it.
+    fn name_home(&self, i: usize) -> &'a [String] {
+        let homes = self.homes;
+        &homes[i]
+    }
+
+    /// A definition's parent path less its owner: the module that holds the owner.
+    fn owner_home(&self, i: usize) -> &'a [String] {
+        let h = &self.homes[i];
         &h[..h.len().saturating_sub(1)]
-    };
-    let crate_name = segments(&site.enclosing_symbol)
-        .first()
-        .copied()
-        .unwrap_or("crate")
-        .to_string();
-    if let Some(q) = qualifier {
+    }
+
+    /// The candidates among `compat` that no type or trait owns.
+    fn unowned(&self, compat: &[usize]) -> Vec<usize> {
+        compat
+            .iter()
+            .copied()
+            .filter(|&i| self.defs[i].owner.is_none())
+            .collect()
+    }
+
+    /// The verdict a written path `q` gives, or `None` to decide as for a bare name.
+    fn by_written_path(&self, q: &str, compat: &[usize]) -> Option<Attribution> {
         // Items owned by a type or trait are reached only through that owner; a path
         // that does not end in it (`crate::Anchored`) means something else.
         let segs = segments(q);
         // `std::fs::create_dir` is the standard library's, whatever this crate defines.
         if segs
             .first()
-            .is_some_and(|s| matches!(*s, "std" | "core" | "alloc") && *s != crate_name)
+            .is_some_and(|s| matches!(*s, "std" | "core" | "alloc") && *s != self.crate_name)
         {
-            return Attribution::Excluded;
+            return Some(Attribution::Excluded);
         }
-        // Python and TypeScript: a qualifier that names a module of the project
-        // (`click.BOOL`, `types.IntRange`, `from .types import X`, `from '../x'`).
-        if q != "Self" && script::is_script_file(&site.file_path) {
-            let unowned: Vec<usize> = compat
-                .iter()
-                .copied()
-                .filter(|&i| defs[i].owner.is_none())
-                .collect();
-            let via = script::module_holds(&segs, defs, &unowned, scope);
-            match via.len() {
-                0 => {}
-                1 => return Attribution::Resolved(via[0], Strength::Path),
-                _ => return Attribution::Open(via),
-            }
+        if q != "Self"
+            && script::is_script_file(&self.site.file_path)
+            && let Some(verdict) = self.script_module(&segs, compat)
+        {
+            return Some(verdict);
         }
-        if q != "Self" && segs.last() != Some(&"Self") {
-            let (module, suffix) = import_target(q, &site.file_path, &crate_name);
-            let unowned: Vec<usize> = compat
-                .iter()
-                .copied()
-                .filter(|&i| defs[i].owner.is_none())
-                .collect();
-            let via = through_module(
-                &module,
-                &suffix,
-                &scope.name_imports,
-                scope,
-                &crate_name,
-                &name_home,
-                &unowned,
-                2,
-            );
-            if via.len() == 1 {
-                return Attribution::Resolved(via[0], Strength::Path);
-            }
+        if q != "Self"
+            && segs.last() != Some(&"Self")
+            && let Some(verdict) = self.written_module(q, compat)
+        {
+            return Some(verdict);
         }
         let last = *segs.last().unwrap_or(&q);
         let relative_only = segs
             .iter()
             .all(|s| matches!(*s, "crate" | "self" | "super"));
-        if !relative_only {
-            let owners: Vec<&str> = if last == "Self" {
-                self_owners(&site.enclosing_symbol)
-            } else {
-                vec![last]
-            };
-            // Definitions owned by (or nested in) one of `owners`, in definition order.
-            let owned = scope.defs_owned_by(defs);
-            let mut hits: Vec<usize> = owners
-                .iter()
-                .filter_map(|o| owned.get(*o))
-                .flatten()
-                .copied()
-                .filter(|i| compat.binary_search(i).is_ok())
-                .collect();
-            hits.sort_unstable();
-            hits.dedup();
-            match hits.len() {
-                1 => return Attribution::Resolved(hits[0], Strength::Path),
-                // A module path (`regex_automata::X`, lowercase) that leads nowhere
-                // known may be a glob re-export: decide below as for a bare name.
-                // In Python and TypeScript only when the path starts from a package on
-                // the way to a candidate (`os.path.join` is not this project's `join`).
-                0 if site.kind != "method_call"
-                    && last.starts_with(|c: char| c.is_lowercase())
-                    && (!script::is_script_file(&site.file_path)
-                        || segs
-                            .first()
-                            .is_some_and(|f| script::on_the_way(f, defs, &compat))) => {}
-                0 => {
-                    // A receiver of another type, `Self` inside a trait impl, or a
-                    // generic parameter (`T::Output`) can still reach a trait's item.
-                    let via_trait: Vec<usize> = scope
-                        .trait_items(defs)
-                        .iter()
-                        .copied()
-                        .filter(|i| compat.binary_search(i).is_ok())
-                        .collect();
-                    return match via_trait.len() {
-                        0 => Attribution::Excluded,
-                        1 => Attribution::Resolved(via_trait[0], Strength::NameOnly),
-                        _ => Attribution::Open(via_trait),
-                    };
-                }
-                _ => {
-                    // Several owners share the name: a longer written path, then what
-                    // the file imports under that name, then the owner's own file.
-                    let longer: Vec<usize> = hits
-                        .iter()
-                        .copied()
-                        .filter(|&i| segs.len() > 1 && path_leads_to(q, &parent_path(&defs[i])))
-                        .collect();
-                    if longer.len() == 1 {
-                        return Attribution::Resolved(longer[0], Strength::Path);
-                    }
-                    // The owner as this file imports it, resolved exactly; then the
-                    // owner defined in the site's own module.
-                    if let Some(paths) = scope
-                        .owner_imports
-                        .get(last)
-                        .and_then(|m| m.get(&site.file_path))
-                    {
-                        let exact: Vec<usize> = hits
-                            .iter()
-                            .copied()
-                            .filter(|&i| {
-                                paths.iter().any(|p| {
-                                    absolute_module(p, &site.file_path, &crate_name)
-                                        == owner_home(i)
-                                })
-                            })
-                            .collect();
-                        if exact.len() == 1 {
-                            return Attribution::Resolved(exact[0], Strength::Scope);
-                        }
-                        // Through the re-exports of the module the file imports it from.
-                        if let Some(owner_uses) = scope.owner_imports.get(last) {
-                            let mut via: Vec<usize> = Vec::new();
-                            for p in paths {
-                                let module = absolute_module(p, &site.file_path, &crate_name);
-                                for i in through_module(
-                                    &module,
-                                    &[],
-                                    owner_uses,
-                                    scope,
-                                    &crate_name,
-                                    &owner_home,
-                                    &hits,
-                                    2,
-                                ) {
-                                    if !via.contains(&i) {
-                                        via.push(i);
-                                    }
-                                }
-                            }
-                            if via.len() == 1 {
-                                return Attribution::Resolved(via[0], Strength::Scope);
-                            }
-                        }
-                    }
-                    let site_module = module_of_file(&crate_name, &site.file_path);
-                    let in_module: Vec<usize> = hits
-                        .iter()
-                        .copied()
-                        .filter(|&i| owner_home(i) == site_module)
-                        .collect();
-                    if in_module.len() == 1 {
-                        return Attribution::Resolved(in_module[0], Strength::Scope);
-                    }
-                    if let Some(paths) = scope
-                        .owner_imports
-                        .get(last)
-                        .and_then(|m| m.get(&site.file_path))
-                    {
-                        let imported: Vec<usize> = hits
-                            .iter()
-                            .copied()
-                            .filter(|&i| {
-                                let mut owner_path = parent_path(&defs[i]);
-                                owner_path.pop();
-                                paths.iter().any(|p| path_leads_to(p, &owner_path))
-                            })
-                            .collect();
-                        if imported.len() == 1 {
-                            return Attribution::Resolved(imported[0], Strength::Scope);
-                        }
-                    }
-                    let local: Vec<usize> = hits
-                        .iter()
-                        .copied()
-                        .filter(|&i| defs[i].file_path == site.file_path)
-                        .collect();
-                    if local.len() == 1 {
-                        return Attribution::Resolved(local[0], Strength::Scope);
-                    }
-                    return Attribution::Open(hits);
-                }
-            }
+        if relative_only {
+            return None;
+        }
+        self.by_owner(q, &segs, last, compat)
+    }
+
+    /// Python and TypeScript: the candidates a qualifier naming a project module holds.
+    fn script_module(&self, segs: &[&str], compat: &[usize]) -> Option<Attribution> {
+        // `click.BOOL`, `types.IntRange`, `from .types import X`, `from '../x'`.
+        let unowned = self.unowned(compat);
+        let via = script::module_holds(segs, self.defs, &unowned, self.scope);
+        match via.len() {
+            0 => None,
+            1 => Some(Attribution::Resolved(via[0], Strength::Path)),
+            _ => Some(Attribution::Open(via)),
         }
     }
 
-    // A bare name (or one behind crate/self/super): what is in scope in this file.
-    // Behind a path, owned items (variants, methods) are out: they need their owner.
-    let compat: Vec<usize> = if qualifier.is_some() {
-        compat
-            .into_iter()
-            .filter(|&i| defs[i].owner.is_none())
-            .collect()
-    } else {
-        compat
-    };
-    if compat.is_empty() {
-        return Attribution::Excluded;
+    /// The one unowned candidate the module a written path leads to holds, if one.
+    fn written_module(&self, q: &str, compat: &[usize]) -> Option<Attribution> {
+        let (module, suffix) = import_target(q, &self.site.file_path, &self.crate_name);
+        let unowned = self.unowned(compat);
+        let via = through_module(
+            &module,
+            &suffix,
+            &self.scope.name_imports,
+            self.scope,
+            &self.crate_name,
+            &|i| self.name_home(i),
+            &unowned,
+            2,
+        );
+        if via.len() == 1 {
+            return Some(Attribution::Resolved(via[0], Strength::Path));
+        }
+        None
     }
-    // A bare name is an unowned item unless a `use` brings an owned one (a variant, an
-    // associated item) into scope by a path ending in its owner.
-    let compat: Vec<usize> =
-        if qualifier.is_none() && compat.iter().any(|&i| defs[i].owner.is_none()) {
-            let imports = scope.name_imports.get(&site.file_path);
+
+    /// The verdict the owner a path ends in gives, or `None` to decide as for a bare name.
+    fn by_owner(
+        &self,
+        q: &str,
+        segs: &[&str],
+        last: &str,
+        compat: &[usize],
+    ) -> Option<Attribution> {
+        let owners: Vec<&str> = if last == "Self" {
+            self_owners(&self.site.enclosing_symbol)
+        } else {
+            vec![last]
+        };
+        // Definitions owned by (or nested in) one of `owners`, in definition order.
+        let owned = self.scope.defs_owned_by(self.defs);
+        let mut hits: Vec<usize> = owners
+            .iter()
+            .filter_map(|o| owned.get(*o))
+            .flatten()
+            .copied()
+            .filter(|i| compat.binary_search(i).is_ok())
+            .collect();
+        hits.sort_unstable();
+        hits.dedup();
+        match hits.len() {
+            1 => Some(Attribution::Resolved(hits[0], Strength::Path)),
+            // A module path (`regex_automata::X`, lowercase) that leads nowhere
+            // known may be a glob re-export: decide below as for a bare name.
+            // In Python and TypeScript only when the path starts from a package on
+            // the way to a candidate (`os.path.join` is not this project's `join`).
+            0 if self.site.kind != "method_call"
+                && last.starts_with(|c: char| c.is_lowercase())
+                && (!script::is_script_file(&self.site.file_path)
+                    || segs
+                        .first()
+                        .is_some_and(|f| script::on_the_way(f, self.defs, compat))) =>
+            {
+                None
+            }
+            0 => Some(self.through_trait(compat)),
+            _ => Some(self.among_owners(q, segs, last, hits)),
+        }
+    }
+
+    /// The trait items among `compat`, which a receiver of any type can reach.
+    fn through_trait(&self, compat: &[usize]) -> Attribution {
+        // A receiver of another type, `Self` inside a trait impl, or a generic parameter
+        // (`T::Output`) can still reach a trait's item.
+        let via_trait: Vec<usize> = self
+            .scope
+            .trait_items(self.defs)
+            .iter()
+            .copied()
+            .filter(|i| compat.binary_search(i).is_ok())
+            .collect();
+        match via_trait.len() {
+            0 => Attribution::Excluded,
+            1 => Attribution::Resolved(via_trait[0], Strength::NameOnly),
+            _ => Attribution::Open(via_trait),
+        }
+    }
+
+    /// Several owners share the name: told apart by path, imports, then the site's file.
+    fn among_owners(&self, q: &str, segs: &[&str], last: &str, hits: Vec<usize>) -> Attribution {
+        // A longer written path, then what the file imports under that name, then the
+        // owner's own file.
+        let (site, defs) = (self.site, self.defs);
+        let longer: Vec<usize> = hits
+            .iter()
+            .copied()
+            .filter(|&i| segs.len() > 1 && path_leads_to(q, &parent_path(&defs[i])))
+            .collect();
+        if longer.len() == 1 {
+            return Attribution::Resolved(longer[0], Strength::Path);
+        }
+        // The owner as this file imports it, resolved exactly; then the
+        // owner defined in the site's own module.
+        if let Some(paths) = self
+            .scope
+            .owner_imports
+            .get(last)
+            .and_then(|m| m.get(&site.file_path))
+            && let Some(verdict) = self.owner_as_imported(last, paths, &hits)
+        {
+            return verdict;
+        }
+        let site_module = module_of_file(&self.crate_name, &site.file_path);
+        let in_module: Vec<usize> = hits
+            .iter()
+            .copied()
+            .filter(|&i| self.owner_home(i) == site_module)
+            .collect();
+        if in_module.len() == 1 {
+            return Attribution::Resolved(in_module[0], Strength::Scope);
+        }
+        if let Some(paths) = self
+            .scope
+            .owner_imports
+            .get(last)
+            .and_then(|m| m.get(&site.file_path))
+        {
+            let imported: Vec<usize> = hits
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let mut owner_path = parent_path(&defs[i]);
+                    owner_path.pop();
+                    paths.iter().any(|p| path_leads_to(p, &owner_path))
+                })
+                .collect();
+            if imported.len() == 1 {
+                return Attribution::Resolved(imported[0], Strength::Scope);
+            }
+        }
+        let local: Vec<usize> = hits
+            .iter()
+            .copied()
+            .filter(|&i| defs[i].file_path == site.file_path)
+            .collect();
+        if local.len() == 1 {
+            return Attribution::Resolved(local[0], Strength::Scope);
+        }
+        Attribution::Open(hits)
+    }
+
+    /// The one owner the file's imports of it lead to, exactly or through re-exports.
+    fn owner_as_imported(
+        &self,
+        last: &str,
+        paths: &[String],
+        hits: &[usize],
+    ) -> Option<Attribution> {
+        let (site, crate_name) = (self.site, &self.crate_name);
+        let exact: Vec<usize> = hits
+            .iter()
+            .copied()
+            .filter(|&i| {
+                paths
+                    .iter()
+                    .any(|p| absolute_module(p, &site.file_path, crate_name) == self.owner_home(i))
+            })
+            .collect();
+        if exact.len() == 1 {
+            return Some(Attribution::Resolved(exact[0], Strength::Scope));
+        }
+        // Through the re-exports of the module the file imports it from.
+        if let Some(owner_uses) = self.scope.owner_imports.get(last) {
+            let mut via: Vec<usize> = Vec::new();
+            for p in paths {
+                let module = absolute_module(p, &site.file_path, crate_name);
+                for i in through_module(
+                    &module,
+                    &[],
+                    owner_uses,
+                    self.scope,
+                    crate_name,
+                    &|i| self.owner_home(i),
+                    hits,
+                    2,
+                ) {
+                    if !via.contains(&i) {
+                        via.push(i);
+                    }
+                }
+            }
+            if via.len() == 1 {
+                return Some(Attribution::Resolved(via[0], Strength::Scope));
+            }
+        }
+        None
+    }
+
+    /// A bare name (or one behind crate/self/super): what is in scope in this file.
+    fn by_scope(&self, qualified: bool, compat: Vec<usize>) -> Attribution {
+        let (site, defs) = (self.site, self.defs);
+        // Behind a path, owned items (variants, methods) are out: they need their owner.
+        let compat: Vec<usize> = if qualified {
             compat
                 .into_iter()
-                .filter(|&i| match defs[i].owner.as_deref() {
-                    None => true,
-                    Some(o) => {
-                        imports.is_some_and(|ps| ps.iter().any(|p| segments(p).last() == Some(&o)))
-                    }
-                })
+                .filter(|&i| defs[i].owner.is_none())
                 .collect()
         } else {
             compat
         };
-    let here: Vec<usize> = compat
-        .iter()
-        .copied()
-        .filter(|&i| defs[i].file_path == site.file_path)
-        .collect();
-    if here.len() == 1 && site.kind != "method_call" && site.kind != "field" {
-        return Attribution::Resolved(here[0], Strength::Scope);
+        if compat.is_empty() {
+            return Attribution::Excluded;
+        }
+        // A bare name is an unowned item unless a `use` brings an owned one (a variant, an
+        // associated item) into scope by a path ending in its owner.
+        let compat: Vec<usize> = if !qualified && compat.iter().any(|&i| defs[i].owner.is_none()) {
+            self.unowned_or_imported(compat)
+        } else {
+            compat
+        };
+        let here: Vec<usize> = compat
+            .iter()
+            .copied()
+            .filter(|&i| defs[i].file_path == site.file_path)
+            .collect();
+        if here.len() == 1 && site.kind != "method_call" && site.kind != "field" {
+            return Attribution::Resolved(here[0], Strength::Scope);
+        }
+        if script::is_script_file(&site.file_path)
+            && let Some(paths) = self.scope.name_imports.get(&site.file_path)
+            && let Some(verdict) = self.script_imports(paths, &compat)
+        {
+            return verdict;
+        }
+        if let Some(paths) = self.scope.name_imports.get(&site.file_path)
+            && let Some(verdict) = self.through_uses(paths, &compat)
+        {
+            return verdict;
+        }
+        match compat.len() {
+            1 => Attribution::Resolved(compat[0], Strength::NameOnly),
+            _ => Attribution::Open(compat),
+        }
     }
-    if script::is_script_file(&site.file_path)
-        && let Some(paths) = scope.name_imports.get(&site.file_path)
-    {
+
+    /// The unowned candidates, and the owned ones a `use` in the file names by their owner.
+    fn unowned_or_imported(&self, compat: Vec<usize>) -> Vec<usize> {
+        let imports = self.scope.name_imports.get(&self.site.file_path);
+        compat
+            .into_iter()
+            .filter(|&i| match self.defs[i].owner.as_deref() {
+                None => true,
+                Some(o) => {
+                    imports.is_some_and(|ps| ps.iter().any(|p| segments(p).last() == Some(&o)))
+                }
+            })
+            .collect()
+    }
+
+    /// The one candidate a Python or TypeScript file imports the name from.
+    fn script_imports(&self, paths: &[String], compat: &[usize]) -> Option<Attribution> {
         // What the file imports the name from (`from .core import X`, `import { X }
         // from './x'`), following re-exports.
         let mut via: Vec<usize> = Vec::new();
         for p in paths {
-            for i in script::module_holds(&segments(p), defs, &compat, scope) {
+            for i in script::module_holds(&segments(p), self.defs, compat, self.scope) {
                 if !via.contains(&i) {
                     via.push(i);
                 }
             }
         }
         if via.len() == 1 {
-            return Attribution::Resolved(via[0], Strength::Scope);
+            return Some(Attribution::Resolved(via[0], Strength::Scope));
         }
+        None
     }
-    if let Some(paths) = scope.name_imports.get(&site.file_path) {
+
+    /// The one candidate the file's `use`s of the name lead to.
+    fn through_uses(&self, paths: &[String], compat: &[usize]) -> Option<Attribution> {
+        let (site, defs, crate_name) = (self.site, self.defs, &self.crate_name);
         // What the file's `use` leads to, following re-exports.
         let mut via: Vec<usize> = Vec::new();
         for p in paths {
-            let (module, suffix) = import_target(p, &site.file_path, &crate_name);
+            let (module, suffix) = import_target(p, &site.file_path, crate_name);
             for i in through_module(
                 &module,
                 &suffix,
-                &scope.name_imports,
-                scope,
-                &crate_name,
-                &name_home,
-                &compat,
+                &self.scope.name_imports,
+                self.scope,
+                crate_name,
+                &|i| self.name_home(i),
+                compat,
                 2,
             ) {
                 if !via.contains(&i) {
@@ -684,7 +805,7 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
             }
         }
         if via.len() == 1 {
-            return Attribution::Resolved(via[0], Strength::Scope);
+            return Some(Attribution::Resolved(via[0], Strength::Scope));
         }
         let imported: Vec<usize> = compat
             .iter()
@@ -696,21 +817,14 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
             })
             .collect();
         if imported.len() == 1 {
-            return Attribution::Resolved(imported[0], Strength::Scope);
+            return Some(Attribution::Resolved(imported[0], Strength::Scope));
         }
         // A `use` that does not name an owner imports an unowned item.
-        let unowned: Vec<usize> = compat
-            .iter()
-            .copied()
-            .filter(|&i| defs[i].owner.is_none())
-            .collect();
+        let unowned = self.unowned(compat);
         if unowned.len() == 1 && !paths.is_empty() {
-            return Attribution::Resolved(unowned[0], Strength::Scope);
+            return Some(Attribution::Resolved(unowned[0], Strength::Scope));
         }
-    }
-    match compat.len() {
-        1 => Attribution::Resolved(compat[0], Strength::NameOnly),
-        _ => Attribution::Open(compat),
+        None
     }
 }
 
