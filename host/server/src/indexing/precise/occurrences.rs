@@ -65,6 +65,10 @@ impl Occurrences {
         self.rows.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// Every occurrence of `symbol_id` (its `symbol` left empty), by file, line, column.
     pub fn of_symbol(&self, symbol_id: i64) -> Vec<PreciseHit> {
         let Ok(symbol) = u32::try_from(symbol_id) else {
