@@ -1,29 +1,10 @@
 //! Crate names and versions as Cargo compares them.
 
-/// Cargo treats `-` and `_` in crate names alike, and agents vary the case.
-pub fn same_crate(a: &str, b: &str) -> bool {
-    normalize(a) == normalize(b)
-}
+use scryer_plugin_sdk::names::edit_distance;
+pub use scryer_plugin_sdk::names::same_crate;
 
 fn normalize(name: &str) -> String {
     name.to_ascii_lowercase().replace('-', "_")
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (diagonal + usize::from(ca != cb))
-                .min(row[j] + 1)
-                .min(above + 1);
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 /// Up to `max` of `names` close to `wanted`, closest first: one a prefix of the other,

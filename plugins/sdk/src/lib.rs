@@ -21,6 +21,7 @@ pub mod budget;
 pub mod callgraph;
 pub mod host;
 pub mod listing;
+pub mod names;
 pub mod resolve;
 pub mod testing;
 

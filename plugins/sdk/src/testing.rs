@@ -9,6 +9,7 @@ use crate::host::{
     CatalogProject, DecisionRow, DepSym, Document, Edge, Facts, Host, LockedCrate, RepoState,
     SearchHit, SearchPage, SearchScope, Site, Sym, TextMatch, TextMatches,
 };
+use crate::names::same_crate;
 use crate::{ToolError, ToolResult};
 
 /// How a [`MemHost`] scores a definition for a search query: (score, the query's
@@ -118,12 +119,6 @@ impl MemHost {
         let text = files[&key].lines().nth(line.checked_sub(1)? as usize)?;
         Some(text.trim().to_string())
     }
-}
-
-/// Cargo's crate-name comparison: `-` and `_` alike, any case.
-fn same_crate(a: &str, b: &str) -> bool {
-    a.replace('-', "_")
-        .eq_ignore_ascii_case(&b.replace('-', "_"))
 }
 
 /// The lower-case words of `text`, split at non-alphanumerics and lower-to-upper case

@@ -10,6 +10,7 @@ use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::host::{
     Ctx, DepSym, Format, Host, LockedCrate, SearchHit, SearchScope, Sym,
 };
+use scryer_plugin_sdk::names::{edit_distance, same_crate};
 use scryer_plugin_sdk::{ErrorKind, ToolError, ToolResult, to_compact_json};
 use serde_json::{Value, json};
 
@@ -425,26 +426,6 @@ fn find<H: Host + ?Sized>(host: &H, r: &Request) -> ToolResult<Found> {
         ranked,
         capped,
     })
-}
-
-fn same_crate(a: &str, b: &str) -> bool {
-    a.replace('-', "_")
-        .eq_ignore_ascii_case(&b.replace('-', "_"))
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 /// Locked crate names close to `wanted`: a prefix either way, or a few edits away.
