@@ -86,6 +86,8 @@ pub struct CallGraph<'h, H: Host + ?Sized> {
     /// Indices for attributing a call's target ([`NameIndex::load_if_defined`]).
     defined: HashMap<String, Rc<NameIndex>>,
     symbols: HashMap<String, Option<Sym>>,
+    /// A name's edges of some kinds, for the precise answers that need no attribution.
+    edges: HashMap<(String, Vec<String>), Rc<Vec<Edge>>>,
     owner_files: HashMap<String, Option<Rc<HashSet<String>>>>,
 }
 
@@ -112,6 +114,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
             focused: HashMap::new(),
             defined: HashMap::new(),
             symbols: HashMap::new(),
+            edges: HashMap::new(),
             owner_files: HashMap::new(),
         }
     }
@@ -135,18 +138,21 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         }
     }
 
+    /// A name's distinct definitions and usage sites, read once per traversal.
+    fn read(&mut self, name: &str) -> ToolResult<NameRows> {
+        if let Some(r) = self.read.get(name) {
+            return Ok(r.clone());
+        }
+        let defs = distinct_definitions(self.host.symbols_by_name(name)?);
+        let sites = self.host.references_to_name(name, false)?;
+        let r = Rc::new((defs, sites));
+        self.read.insert(name.to_string(), r.clone());
+        Ok(r)
+    }
+
     /// [`NameIndex::load`] around `focus`, shared with the foci whose scope is the same.
     fn focused(&mut self, name: &str, focus: &str) -> ToolResult<Rc<Focused>> {
-        let read = match self.read.get(name) {
-            Some(r) => r.clone(),
-            None => {
-                let defs = distinct_definitions(self.host.symbols_by_name(name)?);
-                let sites = self.host.references_to_name(name, false)?;
-                let r = Rc::new((defs, sites));
-                self.read.insert(name.to_string(), r.clone());
-                r
-            }
-        };
+        let read = self.read(name)?;
         let (defs, sites) = &*read;
         let focus: Vec<usize> = (0..defs.len())
             .filter(|&i| defs[i].qualified_name == focus)
@@ -220,13 +226,75 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
 
     /// The edges of `kinds` whose target is `def`, each with how firmly it is tied.
     pub fn incoming(&mut self, def: &Sym, kinds: &[&str]) -> ToolResult<Incoming> {
-        let focused = self.focused(&def.name, &def.qualified_name)?;
-        let names = focused.index.clone();
-        let Some(c) = names.position(&def.qualified_name) else {
+        let read = self.read(&def.name)?;
+        let Some(target) = read
+            .0
+            .iter()
+            .find(|d| d.qualified_name == def.qualified_name)
+        else {
             // A module: a path through it is not a use of an item.
             return Ok(Incoming::default());
         };
+        let precise = self
+            .host
+            .precise_usages(target)
+            .unwrap_or_else(|e| PreciseUsages {
+                precision: "heuristic".into(),
+                note: Some(format!("precise data could not be read: {}", e.message)),
+                ..Default::default()
+            });
+        let (unresolved, unread) = if precise.available() {
+            (
+                self.host.precise_unresolved(target).unwrap_or_default(),
+                self.host.precise_unread(target).unwrap_or_default(),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        // Precise data that answers for every site (no file fell back, nothing left
+        // unresolved or unread): the heuristic's links would all be dropped, so its
+        // attribution — most of a traversal's time — is not worked out.
+        if precise.available()
+            && precise.fallback_files.is_empty()
+            && unresolved.is_empty()
+            && unread.is_empty()
+        {
+            let edges = self.edges_of(&def.name, kinds)?;
+            return Ok(precise_incoming(
+                &edges,
+                Incoming::default(),
+                &precise,
+                (&[], &[]),
+            ));
+        }
+        let (attributed, heuristic) = self.heuristic_incoming(def, kinds)?;
+        if !precise.available() {
+            return Ok(Incoming {
+                provenance: Provenance::heuristic(precise.note),
+                ..heuristic
+            });
+        }
+        Ok(precise_incoming(
+            &attributed.edges,
+            heuristic,
+            &precise,
+            (&unresolved, &unread),
+        ))
+    }
+
+    /// The heuristic's incoming edges of `def` (and the name's edges of `kinds` they
+    /// index into): each site attributed among the name's definitions.
+    fn heuristic_incoming(
+        &mut self,
+        def: &Sym,
+        kinds: &[&str],
+    ) -> ToolResult<(Rc<Attributed>, Incoming)> {
+        let focused = self.focused(&def.name, &def.qualified_name)?;
+        let names = focused.index.clone();
         let attributed = self.attributed(&focused, &def.name, kinds)?;
+        let Some(c) = names.position(&def.qualified_name) else {
+            return Ok((attributed, Incoming::default()));
+        };
         let edges = &attributed.edges;
         let files = self.owner_files(&names.defs[c])?;
         let usages = names.usages_attributed(
@@ -248,31 +316,27 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
                 .collect(),
             provenance: Provenance::default(),
         };
-        let precise = self
-            .host
-            .precise_usages(&names.defs[c])
-            .unwrap_or_else(|e| PreciseUsages {
-                precision: "heuristic".into(),
-                note: Some(format!("precise data could not be read: {}", e.message)),
-                ..Default::default()
-            });
-        if !precise.available() {
-            return Ok(Incoming {
-                provenance: Provenance::heuristic(precise.note),
-                ..heuristic
-            });
+        Ok((attributed, heuristic))
+    }
+
+    /// The edges of `kinds` to `name`, read once per traversal.
+    fn edges_of(&mut self, name: &str, kinds: &[&str]) -> ToolResult<Rc<Vec<Edge>>> {
+        let key = (
+            name.to_string(),
+            kinds.iter().map(|k| k.to_string()).collect::<Vec<_>>(),
+        );
+        if let Some(e) = self.edges.get(&key) {
+            return Ok(e.clone());
         }
-        let unresolved = self
-            .host
-            .precise_unresolved(&names.defs[c])
-            .unwrap_or_default();
-        let unread = self.host.precise_unread(&names.defs[c]).unwrap_or_default();
-        Ok(precise_incoming(
-            edges,
-            heuristic,
-            &precise,
-            (&unresolved, &unread),
-        ))
+        let edges: Rc<Vec<Edge>> = Rc::new(
+            self.host
+                .edges_to(name)?
+                .into_iter()
+                .filter(|e| kinds.contains(&e.kind.as_str()))
+                .collect(),
+        );
+        self.edges.insert(key, edges.clone());
+        Ok(edges)
     }
 
     /// The edges of `kinds` that start in `qualified_name`, each with what it leads to.
