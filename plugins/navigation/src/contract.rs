@@ -804,15 +804,7 @@ fn implementors(
 fn implementors_from_edges(edges: &[Edge], ours: &dyn Fn(&Site) -> bool, out: &mut Vec<Relation>) {
     let mut seen = HashSet::new();
     for e in edges.iter().filter(|e| e.kind == "implements") {
-        let site = Site {
-            file_path: e.file_path.clone(),
-            line: e.line,
-            column: e.column,
-            kind: e.site_kind.clone(),
-            qualifier: e.to_qualifier.clone(),
-            enclosing_symbol: e.from_symbol.clone(),
-            line_text: None,
-        };
+        let site = scryer_plugin_sdk::attribution::edge_site(e);
         if ours(&site) && seen.insert((e.from_symbol.clone(), e.file_path.clone(), e.line)) {
             out.push(Relation {
                 name: e.from_symbol.clone(),
