@@ -86,7 +86,7 @@ pub struct CallGraph<'h, H: Host + ?Sized> {
     /// Indices for attributing a call's target ([`NameIndex::load_if_defined`]).
     defined: HashMap<String, Rc<NameIndex>>,
     symbols: HashMap<String, Option<Sym>>,
-    /// A name's edges of some kinds, for the precise answers that need no attribution.
+    /// A name's edges of some kinds (attributed per focus, or matched to precise sites).
     edges: HashMap<(String, Vec<String>), Rc<Vec<Edge>>>,
     owner_files: HashMap<String, Option<Rc<HashSet<String>>>>,
 }
@@ -101,7 +101,7 @@ struct Focused {
 
 /// The edges of some kinds to a name, as sites, and each site's attribution.
 struct Attributed {
-    edges: Vec<Edge>,
+    edges: Rc<Vec<Edge>>,
     sites: Vec<Site>,
     attributions: Vec<Attribution>,
 }
@@ -173,7 +173,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
 
     /// The edges of `kinds` to `name`, attributed with `focused`'s index.
     fn attributed(
-        &self,
+        &mut self,
         focused: &Focused,
         name: &str,
         kinds: &[&str],
@@ -182,12 +182,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         if let Some(a) = focused.attributed.borrow().get(&key) {
             return Ok(a.clone());
         }
-        let edges: Vec<Edge> = self
-            .host
-            .edges_to(name)?
-            .into_iter()
-            .filter(|e| kinds.contains(&e.kind.as_str()))
-            .collect();
+        let edges = self.edges_of(name, kinds)?;
         let sites: Vec<Site> = edges.iter().map(edge_site).collect();
         let attributions = sites.iter().map(|s| focused.index.attribute(s)).collect();
         let a = Rc::new(Attributed {
@@ -602,12 +597,35 @@ mod tests {
         assert_eq!(inc.provenance.unresolved, 2);
         assert_eq!(inc.provenance.fallback_files, ["b.py"]);
         // a.py:3 in code the indexer did not read: its open tie is taken, as in b.py.
-        let inc = precise_incoming(&edges, heuristic, &precise, (&unresolved, &unresolved[1..]));
+        let inc = precise_incoming(
+            &edges,
+            heuristic.clone(),
+            &precise,
+            (&unresolved, &unresolved[1..]),
+        );
         assert!(
             inc.links
                 .iter()
                 .any(|(e, t)| e.line == 3 && *t == Tie::Open)
         );
+        // Nothing fell back, unresolved or unread: the heuristic's links change nothing,
+        // which is why `incoming` skips its attribution there.
+        let whole = PreciseUsages {
+            precision: "precise".into(),
+            fallback_files: Vec::new(),
+            ..precise
+        };
+        let with = precise_incoming(&edges, heuristic, &whole, (&[], &[]));
+        let without = precise_incoming(&edges, Incoming::default(), &whole, (&[], &[]));
+        let lines = |i: &Incoming| {
+            i.links
+                .iter()
+                .map(|(e, t)| (e.file_path.clone(), e.line, *t))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines(&with), [("a.py".to_string(), 1, Tie::Exact)]);
+        assert_eq!(lines(&with), lines(&without));
+        assert!(with.unrelated.is_empty() && without.unrelated.is_empty());
     }
 
     fn shapes() -> MemHost {
