@@ -147,11 +147,17 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// The default search score: 2 for each query word in the definition's name, 1/3 for
-/// one in its path, signature or doc.
+/// The default search score: [`score_by`] the lower-case words of the text.
 pub fn word_score(query: &str, s: &Sym) -> (f32, Vec<String>) {
-    let name = words(&s.name);
-    let rest = words(&format!(
+    score_by(words, query, s)
+}
+
+/// A search score over the terms `split` makes of the text: 2 for each query term in
+/// the definition's name, 1/3 for one in its path, signature or doc; the terms matched,
+/// each once.
+pub fn score_by(split: fn(&str) -> Vec<String>, query: &str, s: &Sym) -> (f32, Vec<String>) {
+    let name = split(&s.name);
+    let rest = split(&format!(
         "{} {} {}",
         s.qualified_name,
         s.signature,
@@ -159,7 +165,7 @@ pub fn word_score(query: &str, s: &Sym) -> (f32, Vec<String>) {
     ));
     let mut score = 0.0;
     let mut matched = Vec::new();
-    for q in words(query) {
+    for q in split(query) {
         let mut hit = false;
         if name.contains(&q) {
             score += 2.0;

@@ -916,32 +916,9 @@ mod tests {
         h
     }
 
+    /// The test host scores with the router's own terms.
     fn score(query: &str, s: &Sym) -> (f32, Vec<String>) {
-        let query = terms::terms(query);
-        let name = terms::terms(&s.name);
-        let rest = terms::terms(&format!(
-            "{} {} {}",
-            s.qualified_name,
-            s.signature,
-            s.docstring.as_deref().unwrap_or("")
-        ));
-        let mut score = 0.0;
-        let mut matched = Vec::new();
-        for q in &query {
-            let mut hit = false;
-            if name.contains(q) {
-                score += 2.0;
-                hit = true;
-            }
-            if rest.contains(q) {
-                score += 1.0 / 3.0;
-                hit = true;
-            }
-            if hit {
-                matched.push(q.clone());
-            }
-        }
-        (score, matched)
+        scryer_plugin_sdk::testing::score_by(terms::terms, query, s)
     }
 
     fn ctx() -> Ctx {
