@@ -243,7 +243,8 @@ async def run(args):
                 json.dump({"root": root, "binaries": {lab: [b, env] for lab, b, env in binaries},
                            "calls": len(results),
                            "errors": errors, "summary": summary,
-                           "slowest": sorted(results, key=lambda r: -r["A"])[:50]}, f, indent=1)
+                           "slowest": sorted(results, key=lambda r: -r["A"])[:50],
+                           **({"every": results} if args.every else {})}, f, indent=1)
     finally:
         # Sessions close in the reverse order they opened (their task groups nest).
         for s in reversed(servers):
@@ -270,6 +271,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--answers", help="directory for every answer, one JSONL file per binary")
     ap.add_argument("--out", help="write the summary and the 50 slowest calls as JSON")
+    ap.add_argument("--every", action="store_true", help="with --out, also every call's row")
     asyncio.run(run(ap.parse_args()))
 
 

@@ -13,7 +13,7 @@ use scryer_plugin_sdk::args::{Args, check_text};
 use scryer_plugin_sdk::attribution::{SymbolQuery, Tie, file_matches, parse_symbol, relative_path};
 use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::callgraph::{CallGraph, Provenance, Target};
-use scryer_plugin_sdk::host::{Ctx, DepSym, Host, Sym};
+use scryer_plugin_sdk::host::{Ctx, DepSym, Host, Site, Sym};
 use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
 use serde_json::{Map, Value, json};
 
@@ -579,36 +579,42 @@ fn reference_count<H: Host + ?Sized>(
         return Ok(None);
     };
     let host = g.host();
-    let tied = names.usages_of(host, c, &names.sites)?.tied;
     let precise = host.precise_usages(d).unwrap_or_default();
     if !precise.available() {
+        let tied = names.usages_of(host, c, &names.sites)?.tied;
         // Heuristic with nothing to say why (precise mode off): no label (ADR 0021).
         let label = precise.note.is_some().then(|| "heuristic".to_string());
         return Ok(Some((tied.len(), label)));
     }
-    let unresolved: HashSet<(String, u32, u32)> = host
-        .precise_unresolved(d)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|s| (s.file_path, s.line, s.column))
-        .collect();
-    let unread: HashSet<(String, u32, u32)> = host
-        .precise_unread(d)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|s| (s.file_path, s.line, s.column))
-        .collect();
+    let (unresolved, unread) = (
+        host.precise_unresolved(d).unwrap_or_default(),
+        host.precise_unread(d).unwrap_or_default(),
+    );
+    fn at(s: &Site) -> (&str, u32, u32) {
+        (s.file_path.as_str(), s.line, s.column)
+    }
+    let unresolved: HashSet<(&str, u32, u32)> = unresolved.iter().map(at).collect();
+    let unread: HashSet<(&str, u32, u32)> = unread.iter().map(at).collect();
+    let fallback = |s: &Site| {
+        precise
+            .fallback_files
+            .iter()
+            .any(|(f, _)| *f == s.file_path)
+    };
+    // Only sites in fallen-back files, unread or unresolved can count: only those are
+    // attributed.
+    let tied = names
+        .usages_where(host, c, &names.sites, |s| {
+            fallback(s) || unread.contains(&at(s)) || unresolved.contains(&at(s))
+        })?
+        .tied;
     let heuristic = tied
         .iter()
         .filter(|&&(k, tie)| {
             let s = &names.sites[k];
-            precise
-                .fallback_files
-                .iter()
-                .any(|(f, _)| *f == s.file_path)
-                || unread.contains(&(s.file_path.clone(), s.line, s.column))
-                || (tie.answers_unresolved()
-                    && unresolved.contains(&(s.file_path.clone(), s.line, s.column)))
+            fallback(s)
+                || unread.contains(&at(s))
+                || (tie.answers_unresolved() && unresolved.contains(&at(s)))
         })
         .count();
     Ok(Some((

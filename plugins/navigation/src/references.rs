@@ -1075,7 +1075,11 @@ fn precise_group<'s>(
     // A trait item's implementations (`impl Trait for T { fn item .. }`) are among the
     // precise sites: the host adds its family's (ADR 0031).
     if !fallback.is_empty() || !unresolved.is_empty() {
-        let usages = names.usages_of(host, c, &names.sites)?;
+        // Only sites in fallen-back files or left unresolved can be taken.
+        let usages = names.usages_where(host, c, &names.sites, |s| {
+            fallback.contains(&s.file_path)
+                || unresolved_at.contains(&(s.file_path.as_str(), s.line, s.column))
+        })?;
         for &(k, tie) in &usages.tied {
             let s = &names.sites[k];
             let left = unresolved_at.contains(&(s.file_path.as_str(), s.line, s.column));

@@ -675,6 +675,33 @@ impl NameIndex {
         self.usages_attributed(c, usage_sites, &attributions, owner_files)
     }
 
+    /// [`usages_of`](Self::usages_of) over only the sites `keep` admits (indices still
+    /// into `usage_sites`). A site's tie depends on that site alone, so a caller that
+    /// needs a few sites' (the ones precise data leaves to the heuristic) does not
+    /// attribute a common name's thousands.
+    pub fn usages_where<H: Host + ?Sized>(
+        &self,
+        host: &H,
+        c: usize,
+        usage_sites: &[Site],
+        keep: impl Fn(&Site) -> bool,
+    ) -> ToolResult<Usages> {
+        let owner_files = owner_files(host, &self.defs[c])?;
+        let family = self.family(c);
+        let mut out = Usages::default();
+        for (k, site) in usage_sites.iter().enumerate().filter(|(_, s)| keep(s)) {
+            self.classify(
+                &family,
+                k,
+                site,
+                &self.attribute(site),
+                owner_files.as_ref(),
+                &mut out,
+            );
+        }
+        Ok(out)
+    }
+
     /// [`usages_with`](Self::usages_with) over sites already attributed
     /// (`attributions[k]` is [`attribute`](Self::attribute) of `usage_sites[k]`): the
     /// attribution of a name's sites does not depend on which definition is asked about.
@@ -688,27 +715,42 @@ impl NameIndex {
         let family = self.family(c);
         let mut out = Usages::default();
         for (k, (site, attribution)) in usage_sites.iter().zip(attributions).enumerate() {
-            let tie = match attribution {
-                Attribution::Resolved(i, strength) if family.contains(i) => {
-                    if *strength == Strength::NameOnly {
-                        Tie::NameOnly
-                    } else {
-                        Tie::Exact
-                    }
-                }
-                Attribution::Open(set) if set.iter().any(|i| family.contains(i)) => Tie::Open,
-                _ => continue,
-            };
-            let blind_member = tie != Tie::Exact
-                && site.qualifier.is_none()
-                && matches!(site.kind.as_str(), "method_call" | "field");
-            if blind_member && owner_files.is_some_and(|f| !f.contains(&site.file_path)) {
-                out.unrelated.push(k);
-                continue;
-            }
-            out.tied.push((k, tie));
+            self.classify(&family, k, site, attribution, owner_files, &mut out);
         }
         out
+    }
+
+    /// Files site `k` among the usages of the definitions `family` when its attribution
+    /// ties it to one of them: tied, or unrelated (a blind member use in a file that
+    /// never names the owner).
+    fn classify(
+        &self,
+        family: &[usize],
+        k: usize,
+        site: &Site,
+        attribution: &Attribution,
+        owner_files: Option<&HashSet<String>>,
+        out: &mut Usages,
+    ) {
+        let tie = match attribution {
+            Attribution::Resolved(i, strength) if family.contains(i) => {
+                if *strength == Strength::NameOnly {
+                    Tie::NameOnly
+                } else {
+                    Tie::Exact
+                }
+            }
+            Attribution::Open(set) if set.iter().any(|i| family.contains(i)) => Tie::Open,
+            _ => return,
+        };
+        let blind_member = tie != Tie::Exact
+            && site.qualifier.is_none()
+            && matches!(site.kind.as_str(), "method_call" | "field");
+        if blind_member && owner_files.is_some_and(|f| !f.contains(&site.file_path)) {
+            out.unrelated.push(k);
+            return;
+        }
+        out.tied.push((k, tie));
     }
 }
 
@@ -1029,6 +1071,17 @@ mod tests {
         // `Circle::area` call (an implementation's use); `far.rs` never names Shape.
         assert_eq!(u.tied, [(0, Tie::Exact), (1, Tie::Open), (3, Tie::Exact)]);
         assert_eq!(u.unrelated, [2]);
+        // Asked about some sites only, the same ties and indices for those, none else.
+        let outside_lib = |s: &Site| s.file_path != "src/lib.rs";
+        let some = n
+            .usages_where(&host, trait_item, &n.sites, outside_lib)
+            .unwrap();
+        assert_eq!(some.tied, [(0, Tie::Exact)]);
+        assert_eq!(some.unrelated, [2]);
+        let all = n
+            .usages_where(&host, trait_item, &n.sites, |_| true)
+            .unwrap();
+        assert_eq!(all, u);
     }
 
     #[test]

@@ -101,7 +101,6 @@ struct Focused {
 
 /// The edges of some kinds to a name, as sites, and each site's attribution.
 struct Attributed {
-    edges: Rc<Vec<Edge>>,
     sites: Vec<Site>,
     attributions: Vec<Attribution>,
 }
@@ -186,7 +185,6 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         let sites: Vec<Site> = edges.iter().map(edge_site).collect();
         let attributions = sites.iter().map(|s| focused.index.attribute(s)).collect();
         let a = Rc::new(Attributed {
-            edges,
             sites,
             attributions,
         });
@@ -262,43 +260,75 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
                 (&[], &[]),
             ));
         }
-        let (attributed, heuristic) = self.heuristic_incoming(def, kinds)?;
         if !precise.available() {
+            let heuristic = self.heuristic_incoming(def, kinds, |_| true)?;
             return Ok(Incoming {
                 provenance: Provenance::heuristic(precise.note),
                 ..heuristic
             });
         }
+        // Precise data leaves the heuristic only the edges in files that fell back and
+        // at sites left unresolved or unread: only those are attributed.
+        let fallback: HashSet<&str> = precise
+            .fallback_files
+            .iter()
+            .map(|(f, _)| f.as_str())
+            .collect();
+        let left: HashSet<(&str, u32, u32)> = unresolved
+            .iter()
+            .chain(&unread)
+            .map(|s| (s.file_path.as_str(), s.line, s.column))
+            .collect();
+        let heuristic = self.heuristic_incoming(def, kinds, |e| {
+            fallback.contains(e.file_path.as_str()) || left.contains(&at(e))
+        })?;
+        let edges = self.edges_of(&def.name, kinds)?;
         Ok(precise_incoming(
-            &attributed.edges,
+            &edges,
             heuristic,
             &precise,
             (&unresolved, &unread),
         ))
     }
 
-    /// The heuristic's incoming edges of `def` (and the name's edges of `kinds` they
-    /// index into): each site attributed among the name's definitions.
+    /// The heuristic's incoming edges of `def` among the name's edges of `kinds` that
+    /// `keep` admits, each site attributed among the name's definitions. All of them are
+    /// attributed once per traversal and shared; a few are attributed on their own (a
+    /// site's attribution depends on that site alone).
     fn heuristic_incoming(
         &mut self,
         def: &Sym,
         kinds: &[&str],
-    ) -> ToolResult<(Rc<Attributed>, Incoming)> {
+        keep: impl Fn(&Edge) -> bool,
+    ) -> ToolResult<Incoming> {
         let focused = self.focused(&def.name, &def.qualified_name)?;
         let names = focused.index.clone();
-        let attributed = self.attributed(&focused, &def.name, kinds)?;
+        let edges = self.edges_of(&def.name, kinds)?;
         let Some(c) = names.position(&def.qualified_name) else {
-            return Ok((attributed, Incoming::default()));
+            return Ok(Incoming::default());
         };
-        let edges = &attributed.edges;
+        let kept: Vec<usize> = (0..edges.len()).filter(|&k| keep(&edges[k])).collect();
         let files = self.owner_files(&names.defs[c])?;
-        let usages = names.usages_attributed(
-            c,
-            &attributed.sites,
-            &attributed.attributions,
-            files.as_deref(),
-        );
-        let heuristic = Incoming {
+        let usages = if kept.len() == edges.len() {
+            let attributed = self.attributed(&focused, &def.name, kinds)?;
+            names.usages_attributed(
+                c,
+                &attributed.sites,
+                &attributed.attributions,
+                files.as_deref(),
+            )
+        } else {
+            let sites: Vec<Site> = kept.iter().map(|&k| edge_site(&edges[k])).collect();
+            let mut u = names.usages_with(c, &sites, files.as_deref());
+            for (k, _) in &mut u.tied {
+                *k = kept[*k];
+            }
+            for k in &mut u.unrelated {
+                *k = kept[*k];
+            }
+            u
+        };
+        Ok(Incoming {
             links: usages
                 .tied
                 .into_iter()
@@ -310,8 +340,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
                 .map(|k| edges[k].clone())
                 .collect(),
             provenance: Provenance::default(),
-        };
-        Ok((attributed, heuristic))
+        })
     }
 
     /// The edges of `kinds` to `name`, read once per traversal.

@@ -243,15 +243,29 @@ fn parent_segment(qualified: &str) -> Option<&str> {
 /// parent path `regex_automata::nfa::thompson::compiler`)? Its named segments must
 /// appear in `target` in order (re-exports skip levels), and it must name something.
 fn path_leads_to(written: &str, target: &[&str]) -> bool {
-    let named: Vec<&str> = segments(written)
+    segments_lead_to(&named_segments(written), target)
+}
+
+/// A written path's segments that name something (not `crate`, `self`, `super`, `Self`).
+fn named_segments(written: &str) -> Vec<&str> {
+    segments(written)
         .into_iter()
         .filter(|s| !matches!(*s, "crate" | "self" | "super" | "Self"))
-        .collect();
+        .collect()
+}
+
+/// [`path_leads_to`] with the written path's named segments already split.
+fn segments_lead_to<T: AsRef<str>>(named: &[&str], target: &[T]) -> bool {
     if named.is_empty() {
         return false;
     }
     let mut it = target.iter();
-    named.iter().all(|n| it.any(|t| t == n))
+    named.iter().all(|n| it.any(|t| t.as_ref() == *n))
+}
+
+/// The last non-empty segment of a path, as [`segments`] would end; no allocation.
+fn last_segment(path: &str) -> Option<&str> {
+    path.rsplit("::").map(str::trim).find(|s| !s.is_empty())
 }
 
 /// For a site inside `crate::m::Owner::method` (or `crate::m::Owner`), the owner
@@ -752,14 +766,19 @@ impl<'a> AtSite<'a> {
 
     /// The unowned candidates, and the owned ones a `use` in the file names by their owner.
     fn unowned_or_imported(&self, compat: Vec<usize>) -> Vec<usize> {
-        let imports = self.scope.name_imports.get(&self.site.file_path);
+        // The last segment of each of the file's `use` paths, split once per site (not
+        // once per candidate: a common name has hundreds).
+        let imported: Vec<&str> = self
+            .scope
+            .name_imports
+            .get(&self.site.file_path)
+            .map(|ps| ps.iter().filter_map(|p| last_segment(p)).collect())
+            .unwrap_or_default();
         compat
             .into_iter()
             .filter(|&i| match self.defs[i].owner.as_deref() {
                 None => true,
-                Some(o) => {
-                    imports.is_some_and(|ps| ps.iter().any(|p| segments(p).last() == Some(&o)))
-                }
+                Some(o) => imported.contains(&o),
             })
             .collect()
     }
@@ -784,7 +803,7 @@ impl<'a> AtSite<'a> {
 
     /// The one candidate the file's `use`s of the name lead to.
     fn through_uses(&self, paths: &[String], compat: &[usize]) -> Option<Attribution> {
-        let (site, defs, crate_name) = (self.site, self.defs, &self.crate_name);
+        let (site, crate_name) = (self.site, &self.crate_name);
         // What the file's `use` leads to, following re-exports.
         let mut via: Vec<usize> = Vec::new();
         for p in paths {
@@ -807,13 +826,13 @@ impl<'a> AtSite<'a> {
         if via.len() == 1 {
             return Some(Attribution::Resolved(via[0], Strength::Scope));
         }
+        let named: Vec<Vec<&str>> = paths.iter().map(|p| named_segments(p)).collect();
         let imported: Vec<usize> = compat
             .iter()
             .copied()
             .filter(|&i| {
-                paths
-                    .iter()
-                    .any(|p| path_leads_to(p, &parent_path(&defs[i])))
+                let home = self.name_home(i);
+                named.iter().any(|n| segments_lead_to(n, home))
             })
             .collect();
         if imported.len() == 1 {
