@@ -536,6 +536,7 @@ pub async fn unresolved_in(
     } = scope;
     let language = *language;
     let mut defined: HashMap<i64, bool> = HashMap::new();
+    let mut names_it: HashMap<i64, bool> = HashMap::new();
     let rows = pm.references_to_name(project.id, name).await?;
     let mut by_file: HashMap<i64, Vec<&RefRow>> = HashMap::new();
     for r in rows.iter() {
@@ -548,13 +549,12 @@ pub async fn unresolved_in(
     }
     let mut out = Unresolved::default();
     for (file_id, rows) in by_file {
-        let from = rows.iter().map(|r| r.line).min().unwrap_or(1);
-        let to = rows.iter().map(|r| r.line).max().unwrap_or(1);
+        // Only the occurrences on the sites' lines decide them.
+        let mut lines: Vec<u32> = rows.iter().map(|r| r.line).collect();
+        lines.sort_unstable();
+        lines.dedup();
         let path = rows[0].file_path.clone();
-        let hits = pm
-            .precise()
-            .in_file(project.id, file_id, from, to, false)
-            .await?;
+        let hits = pm.precise().on_lines(project.id, file_id, &lines).await?;
         let read: std::collections::HashSet<u32> = hits.iter().map(|h| h.line).collect();
         let hits = resolving(
             pm,
@@ -566,13 +566,26 @@ pub async fn unresolved_in(
             &mut defined,
         )
         .await?;
-        let resolved = |r: &RefRow| {
-            hits.iter().any(|h| {
-                h.line == r.line
-                    && (h.column == r.column || symbol_name(&h.symbol).as_deref() == Some(name))
-            })
+        // A site is resolved by an occurrence on its line at its column, or of a symbol
+        // named `name` (indexers count columns differently). A symbol's name is parsed
+        // only when no column matches, once per symbol.
+        let mut at_line: HashMap<u32, Vec<&PreciseHit>> = HashMap::new();
+        for h in &hits {
+            at_line.entry(h.line).or_default().push(h);
+        }
+        let mut resolved = |r: &RefRow| {
+            let Some(at) = at_line.get(&r.line) else {
+                return false;
+            };
+            at.iter().any(|h| h.column == r.column)
+                || at.iter().any(|h| {
+                    *names_it
+                        .entry(h.symbol_id)
+                        .or_insert_with(|| symbol_name(&h.symbol).as_deref() == Some(name))
+                })
         };
-        for r in rows.into_iter().filter(|r| !resolved(r)) {
+        let unresolved: Vec<&RefRow> = rows.into_iter().filter(|r| !resolved(r)).collect();
+        for r in unresolved {
             let site = PreciseSite {
                 file_path: r.file_path.clone(),
                 line: r.line,
@@ -631,12 +644,7 @@ async fn resolving(
             let has = match defined.get(&h.symbol_id) {
                 Some(&d) => d,
                 None => {
-                    let d = pm
-                        .precise()
-                        .occurrences_of(project.id, h.symbol_id)
-                        .await?
-                        .iter()
-                        .any(|o| o.roles & PRECISE_ROLE_DEFINITION != 0);
+                    let d = pm.precise().has_definition(project.id, h.symbol_id).await?;
                     *defined.entry(h.symbol_id).or_insert(d)
                 }
             };
@@ -667,15 +675,12 @@ async fn local_defined(
         return Ok(true);
     };
     let lines: Vec<&str> = text.lines().collect();
-    let defs = pm
-        .precise()
-        .in_file(project.id, file_id, 1, u32::MAX, true)
-        .await?;
-    Ok(defs.iter().filter(|h| h.symbol == LOCAL).any(|h| {
-        let Some(line) = lines.get((h.line as usize).saturating_sub(1)) else {
+    let defs = pm.precise().local_definitions(project.id, file_id).await?;
+    Ok(defs.iter().any(|&(line, column)| {
+        let Some(line) = lines.get((line as usize).saturating_sub(1)) else {
             return false;
         };
-        let at = (h.column as usize).saturating_sub(1);
+        let at = (column as usize).saturating_sub(1);
         line.get(at..).is_some_and(|t| starts_with_ident(t, name))
             || starts_with_ident(&line.chars().skip(at).collect::<String>(), name)
     }))

@@ -15,14 +15,75 @@
 //! in the trait's package; a trait name that more than one trait of the package has
 //! with that item is left alone (nothing tells their impls apart).
 
+use std::collections::HashMap;
+
 use scip::types::Descriptor;
 use scip::types::descriptor::Suffix;
 
 use super::symbols::Symbols;
 
+/// The symbols each family pattern can match, by the name that pattern's own check
+/// insists on, built once per precise generation (one parse of every Rust symbol). A
+/// family is then a few look-ups and pattern checks over their candidates instead of up
+/// to five scans of every symbol: about 1 ms per definition on tokio, paid by the first
+/// call that weighs each of a common name's definitions.
+///
+/// Architecture invariant: each list holds, in id order, every symbol the check after
+/// its pattern could accept, so a look-up answers exactly what the scan did.
+#[derive(Debug, Default)]
+pub struct Index {
+    /// Types no impl holds, by name ([`Parsed::names_type`]).
+    types: HashMap<String, Vec<usize>>,
+    /// Impl blocks, by their self type's name before any `<` ([`Parsed::impl_block`]).
+    impl_blocks: HashMap<String, Vec<usize>>,
+    /// Impls' items, by the bare name of the trait implemented ([`Parsed::implemented`]).
+    impl_items: HashMap<String, Vec<usize>>,
+    /// Trait items, by their owner's name ([`Parsed::trait_item`]).
+    trait_items: HashMap<String, Vec<usize>>,
+}
+
+impl Index {
+    pub fn new(symbols: &Symbols) -> Index {
+        let mut index = Index::default();
+        for (at, (_, symbol)) in symbols.rows().iter().enumerate() {
+            let Some(p) = Parsed::of(symbol) else {
+                continue;
+            };
+            if let Some(last) = p.descriptors.last()
+                && p.names_type(&last.name)
+            {
+                index.types.entry(last.name.clone()).or_default().push(at);
+            }
+            if let Some((_, self_ty)) = p.impl_block() {
+                let bare = self_ty.split('<').next().unwrap_or_default();
+                index.impl_blocks.entry(bare.into()).or_default().push(at);
+            }
+            if let Some((t, _)) = p.implemented() {
+                index.impl_items.entry(t).or_default().push(at);
+            }
+            if let Some((owner, _)) = p.trait_item() {
+                index.trait_items.entry(owner.into()).or_default().push(at);
+            }
+        }
+        index
+    }
+}
+
+/// The held symbols and their [`Index`], which the family look-ups read together.
+#[derive(Clone, Copy)]
+pub struct Lookup<'a> {
+    pub symbols: &'a Symbols,
+    pub index: &'a Index,
+}
+
+/// The candidates under `key` in one of the index's maps (none when absent).
+fn under<'a>(map: &'a HashMap<String, Vec<usize>>, key: &str) -> &'a [usize] {
+    map.get(key).map_or(&[], Vec::as_slice)
+}
+
 /// The other members of `symbol`'s family (ids), the trait item first when `symbol` is
 /// an impl's associated type; empty when `symbol` is no trait item or impl assoc type.
-pub fn members(symbols: &Symbols, symbol: &str) -> Vec<i64> {
+pub fn members(symbols: Lookup, symbol: &str) -> Vec<i64> {
     let Some(parsed) = Parsed::of(symbol) else {
         return Vec::new();
     };
@@ -62,7 +123,7 @@ pub fn members(symbols: &Symbols, symbol: &str) -> Vec<i64> {
 /// `…/impl#[T][Trait]`, `…/impl#[`T<S>`][..]`): rust-analyzer writes each `Self` in them
 /// as an occurrence of the block, so their occurrences are the type's `Self` uses. When
 /// the package has more than one type of that name, only blocks in the type's module.
-pub fn impl_blocks(symbols: &Symbols, symbol: &str) -> Vec<i64> {
+pub fn impl_blocks(symbols: Lookup, symbol: &str) -> Vec<i64> {
     let Some(parsed) = Parsed::of(symbol) else {
         return Vec::new();
     };
@@ -77,7 +138,11 @@ pub fn impl_blocks(symbols: &Symbols, symbol: &str) -> Vec<i64> {
     let name = ty.name.as_str();
     let module = &parsed.descriptors[..parsed.descriptors.len() - 1];
     let same_named = symbols
-        .like(&format!("{} %{name}#", parsed.package))
+        .symbols
+        .like_among(
+            &format!("{} %{name}#", parsed.package),
+            under(&symbols.index.types, name),
+        )
         .iter()
         .filter(|(_, s)| Parsed::of(s).is_some_and(|p| p.names_type(name)))
         .count();
@@ -86,7 +151,8 @@ pub fn impl_blocks(symbols: &Symbols, symbol: &str) -> Vec<i64> {
         format!("{} %impl#[{name}]%", parsed.package),
         format!("{} %impl#[`{name}<%", parsed.package),
     ] {
-        for (id, s) in symbols.like(&pattern) {
+        let among = under(&symbols.index.impl_blocks, name);
+        for (id, s) in symbols.symbols.like_among(&pattern, among) {
             let Some(p) = Parsed::of(&s) else { continue };
             let Some((at, self_ty)) = p.impl_block() else {
                 continue;
@@ -102,7 +168,7 @@ pub fn impl_blocks(symbols: &Symbols, symbol: &str) -> Vec<i64> {
 }
 
 /// The impl items implementing the trait item `trait_symbol`, in its package.
-fn impls_of(symbols: &Symbols, trait_symbol: &str) -> Vec<(i64, String)> {
+fn impls_of(symbols: Lookup, trait_symbol: &str) -> Vec<(i64, String)> {
     let Some(parsed) = Parsed::of(trait_symbol) else {
         return Vec::new();
     };
@@ -116,7 +182,8 @@ fn impls_of(symbols: &Symbols, trait_symbol: &str) -> Vec<(i64, String)> {
         format!("{} %][{owner}]{tail}", parsed.package),
         format!("{} %][`{owner}<%]{tail}", parsed.package),
     ] {
-        for (id, s) in symbols.like(&pattern) {
+        let among = under(&symbols.index.impl_items, owner);
+        for (id, s) in symbols.symbols.like_among(&pattern, among) {
             let implements = Parsed::of(&s)
                 .and_then(|p| p.implemented().map(|(t, i)| t == owner && same(i, item)))
                 .unwrap_or(false);
@@ -131,7 +198,7 @@ fn impls_of(symbols: &Symbols, trait_symbol: &str) -> Vec<(i64, String)> {
 /// The package's one trait item `owner#item` (id, symbol); none when there are none or
 /// several (two traits of one name in different modules).
 fn single_trait_item(
-    symbols: &Symbols,
+    symbols: Lookup,
     package: &str,
     owner: &str,
     item: &Descriptor,
@@ -139,7 +206,8 @@ fn single_trait_item(
     let mut found = Vec::new();
     let tail = format!("{owner}#{}", descriptor_text(item));
     for pattern in [format!("{package} {tail}"), format!("{package} %/{tail}")] {
-        for (id, s) in symbols.like(&pattern) {
+        let among = under(&symbols.index.trait_items, owner);
+        for (id, s) in symbols.symbols.like_among(&pattern, among) {
             let exact = Parsed::of(&s)
                 .and_then(|p| p.trait_item().map(|(o, i)| o == owner && same(i, item)))
                 .unwrap_or(false);
@@ -265,6 +333,95 @@ mod tests {
     use super::*;
 
     const P: &str = "rust-analyzer cargo demo 0.1.0";
+
+    /// An index that offers every symbol under every key in `keys`: the look-ups then
+    /// check each pattern against all symbols, as the scans before the index did.
+    fn scanning(symbols: &Symbols, keys: &[&str]) -> Index {
+        let all: Vec<usize> = (0..symbols.rows().len()).collect();
+        let every = || -> HashMap<String, Vec<usize>> {
+            keys.iter().map(|k| (k.to_string(), all.clone())).collect()
+        };
+        Index {
+            types: every(),
+            impl_blocks: every(),
+            impl_items: every(),
+            trait_items: every(),
+        }
+    }
+
+    #[test]
+    fn the_index_finds_what_scanning_every_symbol_finds() {
+        let texts = [
+            "io/AsyncWrite#",
+            "io/AsyncWrite#poll_write().",
+            "io/AsyncWrite#Out#",
+            "io/impl#[`&mut T`][AsyncWrite]poll_write().",
+            "net/impl#[Stream][AsyncWrite]poll_write().",
+            "net/impl#[Stream][AsyncWrite]Out#",
+            "net/impl#[File][AsyncWrite]Out#",
+            "net/Stream#",
+            "net/impl#[Stream]",
+            "net/impl#[Stream][AsyncWrite]",
+            "net/impl#[`Tasks<S>`][`AsRef<Self>`]",
+            "net/Tasks#",
+            "other/Stream#",
+            "other/impl#[Stream]",
+            "conv/impl#[S][`From<u8>`]from().",
+            "conv/impl#[T][`From<u16>`]from().",
+            "conv/From#from().",
+            "conv/Into#into().",
+            "two/a/Read#read().",
+            "two/b/Read#read().",
+            "two/impl#[S][Read]read().",
+        ];
+        let symbols = Symbols::new(
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (i as i64 + 1, format!("{P} {t}")))
+                .collect(),
+        );
+        let index = Index::new(&symbols);
+        let keys = [
+            "AsyncWrite",
+            "Stream",
+            "File",
+            "Tasks",
+            "`Tasks",
+            "T",
+            "S",
+            "From",
+            "Into",
+            "Read",
+            "Out",
+        ];
+        let scan = scanning(&symbols, &keys);
+        let fast = Lookup {
+            symbols: &symbols,
+            index: &index,
+        };
+        let slow = Lookup {
+            symbols: &symbols,
+            index: &scan,
+        };
+        let mut found = 0;
+        for (_, s) in symbols.rows() {
+            assert_eq!(members(fast, s), members(slow, s), "members of {s}");
+            assert_eq!(
+                impl_blocks(fast, s),
+                impl_blocks(slow, s),
+                "impl blocks of {s}"
+            );
+            found += members(fast, s).len() + impl_blocks(fast, s).len();
+        }
+        // Not vacuous: the trait items and types above have families.
+        assert!(found >= 8, "{found}");
+        assert_eq!(
+            members(fast, &format!("{P} io/AsyncWrite#poll_write().")),
+            [4, 5]
+        );
+        assert_eq!(impl_blocks(fast, &format!("{P} net/Stream#")), [9, 10]);
+    }
 
     #[test]
     fn impl_items_and_trait_items_are_told_apart() {

@@ -216,6 +216,56 @@ impl PreciseService {
         }
     }
 
+    /// [`in_file`](Self::in_file) on only the lines in `lines` (sorted, each once).
+    pub async fn on_lines(
+        &self,
+        project_id: i64,
+        file_id: i64,
+        lines: &[u32],
+    ) -> anyhow::Result<Vec<scryer_db::PreciseHit>> {
+        let held = self.held(project_id).await?;
+        if let Some(o) = &held.occurrences {
+            return Ok(o.on_lines(&held.symbols, file_id, lines));
+        }
+        let (Some(&from), Some(&to)) = (lines.first(), lines.last()) else {
+            return Ok(Vec::new());
+        };
+        let mut hits = self.db.precise_in_file(file_id, from, to, false).await?;
+        hits.retain(|h| lines.binary_search(&h.line).is_ok());
+        Ok(hits)
+    }
+
+    /// Where the locals defined in precise file `file_id` are defined (line, column), by
+    /// line and column.
+    pub async fn local_definitions(
+        &self,
+        project_id: i64,
+        file_id: i64,
+    ) -> anyhow::Result<Vec<(u32, u32)>> {
+        let held = self.held(project_id).await?;
+        if let Some(o) = &held.occurrences {
+            return Ok(o.local_definitions(held.local_ids(), file_id));
+        }
+        let defs = self.db.precise_in_file(file_id, 1, u32::MAX, true).await?;
+        Ok(defs
+            .iter()
+            .filter(|h| h.symbol == scryer_engine::precise::scip_read::LOCAL)
+            .map(|h| (h.line, h.column))
+            .collect())
+    }
+
+    /// Whether any occurrence of `symbol_id` in the project defines it.
+    pub async fn has_definition(&self, project_id: i64, symbol_id: i64) -> anyhow::Result<bool> {
+        let held = self.held(project_id).await?;
+        if let Some(o) = &held.occurrences {
+            return Ok(o.has_definition(symbol_id));
+        }
+        let hits = self.db.precise_occurrences_of(symbol_id).await?;
+        Ok(hits
+            .iter()
+            .any(|o| o.roles & scryer_db::PRECISE_ROLE_DEFINITION != 0))
+    }
+
     pub fn precise_generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::Acquire)
     }

@@ -118,6 +118,63 @@ impl Occurrences {
     }
 }
 
+impl Occurrences {
+    /// [`in_file`](Self::in_file) for only the lines in `lines` (sorted, each once):
+    /// the occurrences at a name's sites, without the text of every symbol in between.
+    pub fn on_lines(&self, symbols: &Symbols, file_id: i64, lines: &[u32]) -> Vec<PreciseHit> {
+        let Ok(file) = u32::try_from(file_id) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &line in lines {
+            let start = self
+                .rows
+                .partition_point(|o| (o.file, o.line) < (file, line));
+            out.extend(
+                self.rows[start..]
+                    .iter()
+                    .take_while(|o| o.file == file && o.line == line)
+                    .map(|o| {
+                        let text = symbols.text(i64::from(o.symbol)).unwrap_or_default();
+                        hit(*o, text.to_string())
+                    }),
+            );
+        }
+        out
+    }
+
+    /// Where the symbols in `local_ids` (the locals' interned ids) are defined in
+    /// `file_id` (line, column), by line and column.
+    pub fn local_definitions(&self, local_ids: &[i64], file_id: i64) -> Vec<(u32, u32)> {
+        let Ok(file) = u32::try_from(file_id) else {
+            return Vec::new();
+        };
+        let start = self.rows.partition_point(|o| o.file < file);
+        self.rows[start..]
+            .iter()
+            .take_while(|o| o.file == file)
+            .filter(|o| i64::from(o.roles) & PRECISE_ROLE_DEFINITION != 0)
+            .filter(|o| local_ids.contains(&i64::from(o.symbol)))
+            .map(|o| (o.line, o.column))
+            .collect()
+    }
+
+    /// Whether any occurrence of `symbol_id` defines it.
+    pub fn has_definition(&self, symbol_id: i64) -> bool {
+        let Ok(symbol) = u32::try_from(symbol_id) else {
+            return false;
+        };
+        let start = self
+            .by_symbol
+            .partition_point(|&i| self.rows[i as usize].symbol < symbol);
+        self.by_symbol[start..]
+            .iter()
+            .map(|&i| self.rows[i as usize])
+            .take_while(|o| o.symbol == symbol)
+            .any(|o| i64::from(o.roles) & PRECISE_ROLE_DEFINITION != 0)
+    }
+}
+
 fn hit(o: Occ, symbol: String) -> PreciseHit {
     PreciseHit {
         file_id: i64::from(o.file),
@@ -190,6 +247,22 @@ mod tests {
             [(1, 3, 5, "s a/A#".to_string())]
         );
         assert_eq!(at(o.in_file(&symbols, 3, 1, 10, false)), []);
+        // Only the lines asked for, in the same order as the range read.
+        assert_eq!(
+            at(o.on_lines(&symbols, 1, &[3, 9])),
+            at(o.in_file(&symbols, 1, 1, 10, false))
+        );
+        assert_eq!(
+            at(o.on_lines(&symbols, 1, &[4, 9])),
+            [(1, 9, 1, "s a/b().".to_string())]
+        );
+        assert_eq!(o.local_definitions(&[1], 1), [(3, 5)]);
+        assert_eq!(o.local_definitions(&[2], 2), [(4, 2)]);
+        assert_eq!(o.local_definitions(&[2], 1), []);
+        assert!(o.has_definition(1) && o.has_definition(2));
+        assert!(!o.has_definition(3) && !o.has_definition(-1));
+        let no_definition = Occurrences::new(vec![h(1, 7, 1, 1, 0), h(2, 7, 2, 1, 0)]).unwrap();
+        assert!(!no_definition.has_definition(7));
     }
 
     #[test]

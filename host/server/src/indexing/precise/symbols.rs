@@ -12,7 +12,7 @@
 //! `LIKE`'s `_` wildcard and ASCII case folding were never wanted).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::Result;
 use scryer_db::Db;
@@ -43,6 +43,22 @@ impl Symbols {
             .iter()
             .filter(|(_, s)| s == symbol)
             .map(|(i, _)| *i)
+            .collect()
+    }
+
+    /// Every `(id, symbol)`, in id order.
+    pub fn rows(&self) -> &[(i64, String)] {
+        &self.rows
+    }
+
+    /// [`like`](Self::like) among the rows at positions `among` (ascending) only.
+    pub fn like_among(&self, pattern: &str, among: &[usize]) -> Vec<(i64, String)> {
+        let parts: Vec<&str> = pattern.split('%').collect();
+        among
+            .iter()
+            .map(|&at| &self.rows[at])
+            .filter(|(_, s)| matches(&parts, s))
+            .cloned()
             .collect()
     }
 
@@ -86,6 +102,10 @@ pub struct Held {
     pub occurrences: Option<Occurrences>,
     /// Each symbol's family, as it is first asked for.
     families: Mutex<HashMap<String, Arc<Family>>>,
+    /// What the family look-ups search, built when the first family is asked for.
+    family_index: OnceLock<super::family::Index>,
+    /// The interned ids of the locals' symbol text.
+    local_ids: OnceLock<Vec<i64>>,
 }
 
 /// A symbol's family in the precise data ([`super::family`]).
@@ -103,7 +123,17 @@ impl Held {
             symbols,
             occurrences,
             families: Mutex::new(HashMap::new()),
+            family_index: OnceLock::new(),
+            local_ids: OnceLock::new(),
         }
+    }
+
+    /// The ids of the symbol text every local is stored under.
+    pub fn local_ids(&self) -> &[i64] {
+        self.local_ids.get_or_init(|| {
+            self.symbols
+                .ids_of(scryer_engine::precise::scip_read::LOCAL)
+        })
     }
 
     /// `symbol`'s family, worked out once per precise generation: each pattern is a scan
@@ -118,9 +148,15 @@ impl Held {
         {
             return f.clone();
         }
+        let lookup = super::family::Lookup {
+            symbols: &self.symbols,
+            index: self
+                .family_index
+                .get_or_init(|| super::family::Index::new(&self.symbols)),
+        };
         let family = Arc::new(Family {
-            members: super::family::members(&self.symbols, symbol),
-            impl_blocks: super::family::impl_blocks(&self.symbols, symbol),
+            members: super::family::members(lookup, symbol),
+            impl_blocks: super::family::impl_blocks(lookup, symbol),
         });
         self.families
             .lock()
