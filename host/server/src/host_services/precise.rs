@@ -56,9 +56,10 @@ impl HostImpl {
         }
         let (project, rel) = self.precise_scope(scope, file_path)?;
         let pm = &self.core.projects;
-        let mut u = self
-            .block(answers::usages(pm, &project, &rel, start_line, name))
+        let u = self
+            .block(answers::usages_cached(pm, &project, &rel, start_line, name))
             .map_err(internal)?;
+        let mut u = answers::PreciseUsages::clone(&u);
         if u.precision != "heuristic" {
             let inactive = self
                 .unresolved_of(&project, &rel, start_line, name)?

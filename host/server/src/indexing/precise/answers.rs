@@ -84,27 +84,6 @@ impl PreciseUsages {
 }
 
 impl PreciseService {
-    /// A kept [`Unresolved`] for `key`, if it was worked out at generations `at`.
-    fn unresolved_memo(&self, key: &(i64, String), at: (u64, u64)) -> Option<Arc<Unresolved>> {
-        let kept = self.unresolved.lock().unwrap_or_else(|p| p.into_inner());
-        kept.get(key)
-            .filter(|(g, _)| *g == at)
-            .map(|(_, u)| u.clone())
-    }
-
-    fn keep_unresolved(&self, key: (i64, String), at: (u64, u64), found: Arc<Unresolved>) {
-        let mut kept = self.unresolved.lock().unwrap_or_else(|p| p.into_inner());
-        // Older generations' answers and, past the bound, everything: a new start is
-        // cheaper than tracking use (each answer is a name's few unresolved sites).
-        if kept.len() >= super::limits::UNRESOLVED_KEPT {
-            kept.retain(|_, (g, _)| *g == at);
-            if kept.len() >= super::limits::UNRESOLVED_KEPT {
-                kept.clear();
-            }
-        }
-        kept.insert(key, (at, found));
-    }
-
     /// The project's freshness at `index_generation`, cached until either generation moves.
     pub async fn freshness(
         &self,
@@ -290,6 +269,32 @@ pub async fn linked(
         Link::Linked { .. } => ("precise", None),
         Link::Not(why) => ("heuristic", (why != OFF).then_some(why)),
     })
+}
+
+/// [`usages`], kept across calls until the index or the precise data changes: every
+/// view of `find_references`, `inspect_symbol` and `trace_call_hierarchy` asks about the
+/// same definitions, and a common name's are hundreds.
+pub async fn usages_cached(
+    pm: &ProjectManager,
+    project: &ProjectRow,
+    file: &str,
+    start_line: u32,
+    name: &str,
+) -> Result<Arc<PreciseUsages>> {
+    let service = pm.precise();
+    let at = (pm.generation(project.id), service.precise_generation());
+    // As the index's own caches: nothing read while a run writes the rows is kept.
+    let writing = pm.writing(project.id).await;
+    let key = (project.id, file.to_string(), start_line, name.to_string());
+    if !writing && let Some(found) = service.usages.get(&key, at) {
+        return Ok(found);
+    }
+    let found = Arc::new(usages(pm, project, file, start_line, name).await?);
+    if !writing {
+        let weight = found.sites.len() + found.fallback.len() + 1;
+        service.usages.keep(key, at, found.clone(), weight);
+    }
+    Ok(found)
 }
 
 /// The usages of the definition named `name` starting at `start_line` in `file`.
@@ -511,12 +516,12 @@ pub async fn unresolved_cached(
     // As the index's own caches: nothing read while a run writes the rows is kept.
     let writing = pm.writing(project.id).await;
     let key = (project.id, format!("{}\0{name}", scope.key()));
-    if !writing && let Some(found) = service.unresolved_memo(&key, at) {
+    if !writing && let Some(found) = service.unresolved.get(&key, at) {
         return Ok(found);
     }
     let found = Arc::new(unresolved_in(pm, project, scope, name).await?);
     if !writing {
-        service.keep_unresolved(key, at, found.clone());
+        service.unresolved.keep(key, at, found.clone(), 1);
     }
     Ok(found)
 }
@@ -863,22 +868,22 @@ mod tests {
         let service = PreciseService::new(db);
         let key = |n: &str| (1i64, format!("rust\0tokio\0{n}"));
         let found = Arc::new(Unresolved::default());
-        service.keep_unresolved(key("new"), (1, 0), found.clone());
-        assert!(service.unresolved_memo(&key("new"), (1, 0)).is_some());
+        let keep = |n: &str, at| service.unresolved.keep(key(n), at, found.clone(), 1);
+        keep("new", (1, 0));
+        assert!(service.unresolved.get(&key("new"), (1, 0)).is_some());
         // An index refresh or a precise run moves a generation: not answered from the kept.
-        assert!(service.unresolved_memo(&key("new"), (2, 0)).is_none());
-        assert!(service.unresolved_memo(&key("new"), (1, 1)).is_none());
-        assert!(service.unresolved_memo(&key("fmt"), (1, 0)).is_none());
+        assert!(service.unresolved.get(&key("new"), (2, 0)).is_none());
+        assert!(service.unresolved.get(&key("new"), (1, 1)).is_none());
+        assert!(service.unresolved.get(&key("fmt"), (1, 0)).is_none());
         // At the bound, older generations' answers go first ...
         for i in 0..UNRESOLVED_KEPT {
-            service.keep_unresolved(key(&format!("n{i}")), (2, 0), found.clone());
+            keep(&format!("n{i}"), (2, 0));
         }
-        let kept = |n: &str| service.unresolved_memo(&key(n), (2, 0)).is_some();
-        assert!(service.unresolved_memo(&key("new"), (1, 0)).is_none());
+        let kept = |n: &str| service.unresolved.get(&key(n), (2, 0)).is_some();
+        assert!(service.unresolved.get(&key("new"), (1, 0)).is_none());
         assert!(kept("n0") && kept(&format!("n{}", UNRESOLVED_KEPT - 1)));
         // ... then, all of one generation, everything: a bound, whatever the names.
-        service.keep_unresolved(key("last"), (2, 0), found);
-        assert!(kept("last") && !kept("n0"));
-        assert_eq!(service.unresolved.lock().unwrap().len(), 1);
+        keep("last", (2, 0));
+        assert!(kept("last") && !kept("n0") && !kept("n1"));
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod answers;
 pub mod family;
+pub mod memo;
 pub mod occurrences;
 pub mod scheduler;
 pub mod symbols;
@@ -45,6 +46,10 @@ pub mod limits {
     /// Names whose unresolved sites are kept between calls (each a name's few sites;
     /// the whole set is dropped when the index or the precise data changes).
     pub const UNRESOLVED_KEPT: usize = 4096;
+
+    /// Sites of definitions' precise usages kept between calls (about 150 bytes each:
+    /// 15 MB at the bound; tokio's every definition together holds about 100k).
+    pub const USAGE_SITES_KEPT: usize = 100_000;
 
     /// Occurrences of a project held in memory per precise generation (24 bytes each:
     /// 48 MB at the bound; tokio has 171k). A project with more is read from the
@@ -112,7 +117,6 @@ pub struct PreciseStatus {
 
 /// A project's freshness and the (index, precise) generations it was computed at.
 type FreshnessAt = ((u64, u64), Arc<Freshness>);
-type UnresolvedAt = ((u64, u64), Arc<answers::Unresolved>);
 
 #[derive(Default)]
 struct ProjectEntry {
@@ -140,7 +144,9 @@ pub struct PreciseService {
     /// occurrences, held per precise generation.
     held: symbols::HeldCache,
     /// Each (project, scope and name)'s unresolved sites, at (index, precise) generations.
-    unresolved: Mutex<HashMap<(i64, String), UnresolvedAt>>,
+    unresolved: memo::Memo<(i64, String), answers::Unresolved>,
+    /// Each (project, file, start line and name)'s precise usages, likewise.
+    usages: memo::Memo<(i64, String, u32, String), answers::PreciseUsages>,
     started: std::sync::Once,
     /// One run or import at a time per daemon.
     run_lock: tokio::sync::Mutex<()>,
@@ -156,7 +162,8 @@ impl PreciseService {
             generation: Default::default(),
             freshness: Mutex::new(HashMap::new()),
             held: Default::default(),
-            unresolved: Mutex::new(HashMap::new()),
+            unresolved: memo::Memo::new(limits::UNRESOLVED_KEPT),
+            usages: memo::Memo::new(limits::USAGE_SITES_KEPT),
             started: std::sync::Once::new(),
             run_lock: tokio::sync::Mutex::new(()),
         })
