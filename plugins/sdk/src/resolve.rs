@@ -416,11 +416,11 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
     {
         return verdict;
     }
-    at.by_scope(qualifier.is_some(), compat)
+    at.by_scope(qualifier.is_some(), compat.to_vec())
 }
 
 /// The definitions (indices) a site of this kind, qualified or not, can name.
-fn compatible_candidates(site: &Site, defs: &[Sym], scope: &Scope, qualified: bool) -> Vec<usize> {
+fn compatible_candidates(site: &Site, defs: &[Sym], scope: &Scope, qualified: bool) -> Rc<[usize]> {
     // In Python and TypeScript `x.f` without a call may read a method (a callback,
     // `obj.close_intelligently`), as `x.f()` may call a field holding a function.
     let compat_kind = if site.kind == "field" && script::is_script_file(&site.file_path) {
@@ -428,7 +428,7 @@ fn compatible_candidates(site: &Site, defs: &[Sym], scope: &Scope, qualified: bo
     } else {
         site.kind.as_str()
     };
-    scope.compatible_defs(defs, compat_kind, qualified).to_vec()
+    scope.compatible_defs(defs, compat_kind, qualified)
 }
 
 /// What the steps of [`attribute`] read: the site, definitions, scope and crate.
@@ -437,18 +437,20 @@ struct AtSite<'a> {
     defs: &'a [Sym],
     scope: &'a Scope,
     homes: &'a [Vec<String>],
-    crate_name: String,
+    crate_name: &'a str,
 }
 
 impl<'a> AtSite<'a> {
     /// The context for one site; its crate is the first segment of its enclosing symbol.
     fn new(site: &'a Site, defs: &'a [Sym], scope: &'a Scope) -> Self {
         let homes = scope.homes(defs);
-        let crate_name = segments(&site.enclosing_symbol)
-            .first()
-            .copied()
-            .unwrap_or("crate")
-            .to_string();
+        // The first segment, as `segments` would split it; no allocation per site.
+        let crate_name = site
+            .enclosing_symbol
+            .split("::")
+            .map(str::trim)
+            .find(|s| !s.is_empty())
+            .unwrap_or("crate");
         AtSite {
             site,
             defs,
@@ -527,14 +529,18 @@ impl<'a> AtSite<'a> {
 
     /// The one unowned candidate the module a written path leads to holds, if one.
     fn written_module(&self, q: &str, compat: &[usize]) -> Option<Attribution> {
-        let (module, suffix) = import_target(q, &self.site.file_path, &self.crate_name);
+        // Only unowned candidates can be held by a module: none, no module to work out.
         let unowned = self.unowned(compat);
+        if unowned.is_empty() {
+            return None;
+        }
+        let (module, suffix) = import_target(q, &self.site.file_path, self.crate_name);
         let via = through_module(
             &module,
             &suffix,
             &self.scope.name_imports,
             self.scope,
-            &self.crate_name,
+            self.crate_name,
             &|i| self.name_home(i),
             &unowned,
             2,
@@ -631,7 +637,7 @@ impl<'a> AtSite<'a> {
         {
             return verdict;
         }
-        let site_module = module_of_file(&self.crate_name, &site.file_path);
+        let site_module = module_of_file(self.crate_name, &site.file_path);
         let in_module: Vec<usize> = hits
             .iter()
             .copied()
@@ -677,7 +683,7 @@ impl<'a> AtSite<'a> {
         paths: &[String],
         hits: &[usize],
     ) -> Option<Attribution> {
-        let (site, crate_name) = (self.site, &self.crate_name);
+        let (site, crate_name) = (self.site, self.crate_name);
         let exact: Vec<usize> = hits
             .iter()
             .copied()
@@ -803,7 +809,7 @@ impl<'a> AtSite<'a> {
 
     /// The one candidate the file's `use`s of the name lead to.
     fn through_uses(&self, paths: &[String], compat: &[usize]) -> Option<Attribution> {
-        let (site, crate_name) = (self.site, &self.crate_name);
+        let (site, crate_name) = (self.site, self.crate_name);
         // What the file's `use` leads to, following re-exports.
         let mut via: Vec<usize> = Vec::new();
         for p in paths {
