@@ -450,6 +450,54 @@ impl Server {
         }
     }
 
+    /// Answers one `tools/call` of session `session_id` (`call/dispatch.rs`): the
+    /// session's project, the arguments checked, the index fresh, the router's answer
+    /// fitted to the budget, the call recorded.
+    pub async fn call_tool(
+        &self,
+        session_id: u64,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> CallOutcome {
+        call::dispatch::Dispatch { server: self }
+            .call_tool(session_id, name, arguments)
+            .await
+    }
+
+    /// The project a session's call is about (`call/session.rs`).
+    pub(crate) async fn session_project(
+        &self,
+        session_id: u64,
+        session: &SessionState,
+        args: &mut serde_json::Map<String, serde_json::Value>,
+        writes: Option<&str>,
+    ) -> Result<Option<scryer_db::ProjectRow>, String> {
+        call::session::Sessions { server: self }
+            .session_project(session_id, session, args, writes)
+            .await
+    }
+
+    /// `profile` with its plugins loaded (`plugins/profiles.rs`).
+    pub(crate) async fn prepare_profile(
+        &self,
+        profile: &call::contract::Profile,
+    ) -> anyhow::Result<call::contract::Profile> {
+        profiles::ProfileLoading { server: self }
+            .prepare_profile(profile)
+            .await
+    }
+
+    /// Runs a live call on the candidate shadowing its router, off the answer path
+    /// (`plugins/shadow.rs`).
+    pub(crate) fn shadow(
+        &self,
+        candidate: Arc<scryer_runtime::Plugin>,
+        of: String,
+        live: shadow::LiveCall,
+    ) {
+        shadow::Shadows { server: self }.shadow(candidate, of, live)
+    }
+
     /// The configuration directory's plugin home, when the server has one.
     pub(crate) fn pool_home(&self) -> Option<&scryer_runtime::installed::PluginHome> {
         self.pool.home()

@@ -97,7 +97,12 @@ fn host_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a s
 /// about one project (it publishes `project`): checked by the host for every router.
 const PATH_ARGUMENTS: &[&str] = &["file_path", "path"];
 
-impl Server {
+/// A tool call's pipeline, over the server it runs on (`Server::call_tool`).
+pub(crate) struct Dispatch<'s> {
+    pub(crate) server: &'s Server,
+}
+
+impl Dispatch<'_> {
     /// Answers one tool call for a session. Never fails: every problem becomes an
     /// error answer that names it.
     pub async fn call_tool(
@@ -111,8 +116,8 @@ impl Server {
         let outcome = self
             .answer_tool_call(session_id, name, arguments, &mut measured)
             .await;
-        if let Some(recorder) = &self.core.telemetry
-            && self.registry.tool(name).is_some()
+        if let Some(recorder) = &self.server.core.telemetry
+            && self.server.registry.tool(name).is_some()
         {
             let row = scryer_db::ToolCallRow {
                 at_ms: crate::call::telemetry::now_ms(),
@@ -174,7 +179,14 @@ impl Server {
 
     /// Whether `path` lies in the registry sources of a crate `project_id` locks.
     async fn in_dependency_sources(&self, project_id: i64, path: &Path) -> bool {
-        let Ok(crates) = self.core.projects.db().dependency_indexes(project_id).await else {
+        let Ok(crates) = self
+            .server
+            .core
+            .projects
+            .db()
+            .dependency_indexes(project_id)
+            .await
+        else {
             return false;
         };
         crates
@@ -201,7 +213,7 @@ impl Server {
             Err(refused) => return refused,
         };
         let (mut args, remarks) = self.checked_arguments(name, traits, arguments);
-        let session = self.core.session(session_id);
+        let session = self.server.core.session(session_id);
         let host = match HostArguments::read(&args, &session) {
             Ok(h) => h,
             Err(e) => {
@@ -214,6 +226,7 @@ impl Server {
 
         let writes = crate::call::contract::needs_named_project(tool).then_some(name);
         let project = match self
+            .server
             .session_project(session_id, &session, &mut args, writes)
             .await
         {
@@ -224,7 +237,7 @@ impl Server {
         if let Some(p) = &project
             && traits.host_parameters.contains(&HostParameter::Project)
             && let Err(e) = self
-                .check_path_arguments(p, &args, self.registry.schema(name))
+                .check_path_arguments(p, &args, self.server.registry.schema(name))
                 .await
         {
             return CallOutcome::error(with_remarks(format!("invalid argument: {e}"), &remarks));
@@ -261,8 +274,8 @@ impl Server {
         let (outcome, window_notes, next_window) =
             self.fit_window_notes(&mut call, budget, outcome).await;
         // A candidate shadowing this router runs beside the call, off its answer path.
-        if let Some(candidate) = self.registry.shadow_for(name) {
-            self.shadow(
+        if let Some(candidate) = self.server.registry.shadow_for(name) {
+            self.server.shadow(
                 candidate.clone(),
                 plugin.name().to_string(),
                 crate::plugins::shadow::LiveCall {
@@ -296,16 +309,17 @@ impl Server {
         session_id: u64,
         name: &str,
     ) -> Result<(&'r Arc<Plugin>, &'r ToolDefinition, &'r ToolTraits), CallOutcome> {
-        let Some((plugin, tool)) = self.registry.tool(name) else {
+        let Some((plugin, tool)) = self.server.registry.tool(name) else {
             let shown: String = name.chars().take(80).collect();
-            let profile = self.core.session(session_id).options.tools;
+            let profile = self.server.core.session(session_id).options.tools;
             return Err(CallOutcome::error(format!(
                 "unknown tool {shown:?}; this server offers: {}{}",
-                self.registry.tool_names().join(", "),
+                self.server.registry.tool_names().join(", "),
                 profile.unloaded_hint()
             )));
         };
         if let Some(why) = self
+            .server
             .core
             .session(session_id)
             .options
@@ -333,7 +347,7 @@ impl Server {
     ) -> (Map<String, Value>, Vec<String>) {
         let mut args = arguments.unwrap_or_default();
         let mut remarks = Vec::new();
-        if let Some(schema) = self.registry.schema(name) {
+        if let Some(schema) = self.server.registry.schema(name) {
             crate::call::contract::coerce_arguments(schema, &mut args);
             let published = crate::call::contract::publish_schema(traits, schema);
             let unknown = crate::call::contract::unknown_arguments(&published, &args);
@@ -350,14 +364,15 @@ impl Server {
     /// notes saying how partial or stale the index still is.
     async fn index_state_notes(&self, p: &ProjectRow) -> Vec<String> {
         let mut notes = Vec::new();
-        let state = self.core.projects.state(p).await;
+        let state = self.server.core.projects.state(p).await;
         if let IndexState::Building { .. } = state
             && !self
+                .server
                 .core
                 .projects
-                .wait_idle(p.id, self.core.first_query_wait)
+                .wait_idle(p.id, self.server.core.first_query_wait)
                 .await
-            && let IndexState::Building { done, total } = self.core.projects.state(p).await
+            && let IndexState::Building { done, total } = self.server.core.projects.state(p).await
         {
             let pct = (done * 100).checked_div(total).unwrap_or(0);
             notes.push(format!(
@@ -400,7 +415,7 @@ impl Server {
         notes: &[String],
         remarks: &[String],
     ) -> Result<ToolAnswer, CallFailure> {
-        let outcome = call.run(&self.runtime, None).await;
+        let outcome = call.run(&self.server.runtime, None).await;
         let (Some(p), Ok(answer)) = (fresh_project, &outcome) else {
             return outcome;
         };
@@ -419,7 +434,7 @@ impl Server {
         // The index changed under the first run: nothing it computed still holds.
         call.scope.memo = Default::default();
         call.reset_window();
-        call.run(&self.runtime, None).await
+        call.run(&self.server.runtime, None).await
     }
 
     /// The router fitted its answer to the budget without the window's notes: when they
@@ -444,7 +459,7 @@ impl Server {
             let mut tighter = call.answer_context.clone();
             tighter.call.budget_tokens = Some(b.saturating_sub(room).max(1));
             call.reset_window();
-            let outcome = call.run(&self.runtime, Some(&tighter)).await;
+            let outcome = call.run(&self.server.runtime, Some(&tighter)).await;
             let (window_notes, next_window) =
                 crate::call::windowed::notes(&call.scope.window.cuts());
             return (outcome, window_notes, next_window);
@@ -454,7 +469,7 @@ impl Server {
 
     /// Refreshes `paths` of `project`; returns the ones that changed.
     async fn refresh(&self, project: &ProjectRow, paths: Vec<String>) -> Vec<String> {
-        match self.core.projects.refresh(project, &paths).await {
+        match self.server.core.projects.refresh(project, &paths).await {
             Ok(r) => r.updated.into_iter().chain(r.removed).collect(),
             Err(e) => {
                 tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "refreshing files failed");
@@ -733,7 +748,11 @@ mod tests {
             let args = v.as_object().unwrap().clone();
             let server = &server;
             let project = &project;
-            async move { server.check_path_arguments(project, &args, None).await }
+            async move {
+                Dispatch { server }
+                    .check_path_arguments(project, &args, None)
+                    .await
+            }
         };
         let in_dep = krate.join("src/lib.rs");
         assert_eq!(

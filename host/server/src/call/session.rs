@@ -100,7 +100,12 @@ fn is_project_root(dir: &Path) -> bool {
     dir.is_dir() && has_project_marker(dir)
 }
 
-impl Server {
+/// Which project a session's call is about, over the server (`Server::session_project`).
+pub(crate) struct Sessions<'s> {
+    pub(crate) server: &'s Server,
+}
+
+impl Sessions<'_> {
     /// The project a call is about (the cascade in this module's header). May rewrite a
     /// cwd-relative `file_path` to the project-relative path routers read.
     pub(crate) async fn session_project(
@@ -110,14 +115,14 @@ impl Server {
         args: &mut Map<String, Value>,
         writes: Option<&str>,
     ) -> Result<Option<ProjectRow>, String> {
-        let db = self.core.projects.db();
+        let db = self.server.core.projects.db();
         let all = db
             .projects()
             .await
             .map_err(|e| format!("internal error: {e:#}"))?;
         // A row another call is registering is read only once its first index run has
         // started, so this call waits for that run like any call on a project building.
-        self.core.projects.settle_registrations().await;
+        self.server.core.projects.settle_registrations().await;
         let explicit = arg_str(args, "project")?;
 
         // 1. file_path.
@@ -216,20 +221,26 @@ impl Server {
         if !session.cwd_registered {
             // Claim the registration, then mark the session: a call that sees the mark
             // finds the claim (or its row).
-            let registration = self.core.projects.register_once(root.to_path_buf(), true);
-            self.core
+            let registration = self
+                .server
+                .core
+                .projects
+                .register_once(root.to_path_buf(), true);
+            self.server
+                .core
                 .update_session(session_id, |s| s.cwd_registered = true);
             let project = registration.await.map_err(internal)?;
             tracing::info!(project = %project.slug, root = %root.display(), "registered the session's project");
-            if let Some(w) = &self.core.watcher {
+            if let Some(w) = &self.server.core.watcher {
                 w.watch(&project);
             }
             return Ok(Some(project));
         }
-        if let Some(answer) = self.core.projects.in_flight(root).await {
+        if let Some(answer) = self.server.core.projects.in_flight(root).await {
             return answer.map(Some).map_err(internal);
         }
-        self.core
+        self.server
+            .core
             .projects
             .db()
             .project_by_root(&root.to_string_lossy())

@@ -103,18 +103,23 @@ fn installed_plugins(policy: &Policy) -> Vec<(String, Option<String>, Vec<String
         .collect()
 }
 
-impl Server {
+/// Loading the routers a profile needs, over the server (`Server::prepare_profile`).
+pub(crate) struct ProfileLoading<'s> {
+    pub(crate) server: &'s Server,
+}
+
+impl ProfileLoading<'_> {
     /// Resolves a session's profile and loads the plugins it needs. Errors name what was
     /// wrong (an unknown profile, plugin or tool; a bad profile file) and what is
     /// accepted.
     pub(crate) async fn prepare_profile(&self, profile: &Profile) -> anyhow::Result<Profile> {
         // Only a session naming something reads the profile file: a broken one never
         // stops `core` or `full` sessions.
-        let defined = || match &self.pool.home {
+        let defined = || match &self.server.pool.home {
             Some(home) => Profiles::read(home.config_dir()).map_err(anyhow::Error::msg),
             None => Ok(Profiles::default()),
         };
-        let policy = match &self.pool.home {
+        let policy = match &self.server.pool.home {
             Some(home) => home.read_policy().unwrap_or_default(),
             None => Policy::default(),
         };
@@ -160,8 +165,8 @@ impl Server {
 
     /// Every plugin name a profile may use: the host's and the installed ones.
     fn known_plugins(&self, installed: &[(String, Option<String>, Vec<String>)]) -> Vec<String> {
-        let mut known: BTreeSet<String> = self.pool.names.iter().cloned().collect();
-        for s in self.live.load().statuses() {
+        let mut known: BTreeSet<String> = self.server.pool.names.iter().cloned().collect();
+        for s in self.server.live.load().statuses() {
             known.insert(s.name.clone());
         }
         known.extend(installed.iter().map(|(n, _, _)| n.clone()));
@@ -203,10 +208,10 @@ impl Server {
         }
         self.ensure_loaded(&Wanted {
             all: false,
-            names: self.pool.names.iter().cloned().collect(),
+            names: self.server.pool.names.iter().cloned().collect(),
         })
         .await?;
-        let registry = self.live.load();
+        let registry = self.server.live.load();
         let is_tool = |t: &String| {
             registry.tool(t).is_some() || installed.iter().any(|(_, _, ts)| ts.contains(t))
         };
@@ -232,7 +237,7 @@ impl Server {
         tools: &[String],
         installed: &[(String, Option<String>, Vec<String>)],
     ) -> Vec<String> {
-        let registry = self.live.load();
+        let registry = self.server.live.load();
         tools
             .iter()
             .filter_map(|t| match registry.tool(t) {
@@ -250,7 +255,7 @@ impl Server {
     /// (after the session is accepted, as at start: their tools arrive with
     /// `tools/list_changed`).
     pub(crate) async fn ensure_loaded(&self, wanted: &Wanted) -> anyhow::Result<()> {
-        let mut slots = self.pool.slots.lock().await;
+        let mut slots = self.server.pool.slots.lock().await;
         let missing: Vec<usize> = (0..slots.len())
             .filter(|&i| slots[i].plugin.is_none() && wanted.wants(&slots[i].name, None))
             .collect();
@@ -260,7 +265,7 @@ impl Server {
                 .filter_map(|&i| slots[i].source.take())
                 .map(|source| {
                     tokio::spawn(crate::plugins::registry::load_one(
-                        self.runtime.clone(),
+                        self.server.runtime.clone(),
                         source,
                     ))
                 })
@@ -276,14 +281,14 @@ impl Server {
             }
             let on_demand: Vec<Arc<Plugin>> =
                 slots.iter().filter_map(|s| s.plugin.clone()).collect();
-            self.live.update(|old| {
+            self.server.live.update(|old| {
                 // The routers loaded at start (`--plugin` files) keep their place after
                 // the built-in ones, as at start.
                 let mut host = on_demand.clone();
                 host.extend(
                     old.host_loaded()
                         .into_iter()
-                        .filter(|p| !self.pool.names.iter().any(|n| n == p.name())),
+                        .filter(|p| !self.server.pool.names.iter().any(|n| n == p.name())),
                 );
                 old.with_host(host)
             })?;
@@ -291,8 +296,8 @@ impl Server {
         drop(slots);
         // Newly wanted installed plugins load, and the serving report says what is
         // loaded now.
-        if self.live.want(wanted) || !missing.is_empty() {
-            crate::plugins::plugin_watch::load_newly_wanted(self);
+        if self.server.live.want(wanted) || !missing.is_empty() {
+            crate::plugins::plugin_watch::load_newly_wanted(self.server);
         }
         Ok(())
     }

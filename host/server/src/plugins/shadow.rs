@@ -211,12 +211,17 @@ pub(crate) struct LiveCall {
     pub(crate) serving_us: u32,
 }
 
-impl Server {
+/// Shadow runs of candidate routers, over the server (`Server::shadow`).
+pub(crate) struct Shadows<'s> {
+    pub(crate) server: &'s Server,
+}
+
+impl Shadows<'_> {
     /// Runs `candidate` beside a live call that was already answered (or is being
     /// sent): a task of its own under the shadow limits, so it never delays or changes
     /// the live answer.
     pub(crate) fn shadow(&self, candidate: Arc<Plugin>, of: String, live: LiveCall) {
-        let server = self.clone();
+        let server = self.server.clone();
         tokio::spawn(async move {
             let mut scope = live.scope;
             scope.plugin = candidate.name().into();
@@ -243,14 +248,16 @@ impl Server {
             book.record(candidate.name(), &of, &live.tool, |t| {
                 tally(t, live.serving.as_ref(), live.serving_us, answer, us)
             });
-            server.write_shadow_report();
+            Shadows { server: &server }.write_shadow_report();
         });
     }
 
     /// Writes `<plugins dir>/.shadow-<pid>.json` (nothing without a plugin home).
     fn write_shadow_report(&self) {
-        let Some(home) = self.pool_home() else { return };
-        let report = self.core.shadows.report(&self.core.db_label);
+        let Some(home) = self.server.pool_home() else {
+            return;
+        };
+        let report = self.server.core.shadows.report(&self.server.core.db_label);
         let path = shadow_report_path(home, report.pid);
         let text = serde_json::to_string_pretty(&report).unwrap_or_default();
         if let Err(e) = scryer_runtime::policy::write_atomically(&path, text.as_bytes()) {
