@@ -269,16 +269,8 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         }
         // Precise data leaves the heuristic only the edges in files that fell back and
         // at sites left unresolved or unread: only those are attributed.
-        let fallback: HashSet<&str> = precise
-            .fallback_files
-            .iter()
-            .map(|(f, _)| f.as_str())
-            .collect();
-        let left: HashSet<(&str, u32, u32)> = unresolved
-            .iter()
-            .chain(&unread)
-            .map(|s| (s.file_path.as_str(), s.line, s.column))
-            .collect();
+        let fallback = fallback_files(&precise);
+        let left = places(unresolved.iter().chain(&unread));
         let heuristic = self.heuristic_incoming(def, kinds, |e| {
             fallback.contains(e.file_path.as_str()) || left.contains(&at(e))
         })?;
@@ -440,6 +432,23 @@ fn at(e: &Edge) -> (&str, u32, u32) {
     (e.file_path.as_str(), e.line, e.column)
 }
 
+/// The files whose precise data does not apply (edited or added since the run).
+fn fallback_files(precise: &PreciseUsages) -> HashSet<&str> {
+    precise
+        .fallback_files
+        .iter()
+        .map(|(f, _)| f.as_str())
+        .collect()
+}
+
+/// Where each site is written: (file, line, column).
+fn places<'s>(sites: impl IntoIterator<Item = &'s Site>) -> HashSet<(&'s str, u32, u32)> {
+    sites
+        .into_iter()
+        .map(|s| (s.file_path.as_str(), s.line, s.column))
+        .collect()
+}
+
 /// The edges precise data ties to the definition: in files whose precise data applies,
 /// an edge whose site is one of the definition's precise usages (on the same line: the
 /// column when it matches, else the line, since indexers count columns differently);
@@ -451,21 +460,11 @@ fn precise_incoming(
     precise: &PreciseUsages,
     (unresolved, unread): (&[Site], &[Site]),
 ) -> Incoming {
-    let fallback: HashSet<&str> = precise
-        .fallback_files
-        .iter()
-        .map(|(f, _)| f.as_str())
-        .collect();
-    let left: HashSet<(&str, u32, u32)> = unresolved
-        .iter()
-        .map(|s| (s.file_path.as_str(), s.line, s.column))
-        .collect();
+    let fallback = fallback_files(precise);
+    let left = places(unresolved);
     let heuristic_answers =
         |e: &Edge| fallback.contains(e.file_path.as_str()) || left.contains(&at(e));
-    let unread: HashSet<(&str, u32, u32)> = unread
-        .iter()
-        .map(|s| (s.file_path.as_str(), s.line, s.column))
-        .collect();
+    let unread = places(unread);
     // At a site the indexer read but left unresolved, an open tie (a guess between
     // same-named definitions) is not taken; in files that fell back and in code the
     // indexer did not read, the heuristic answers alone.

@@ -71,18 +71,22 @@ impl Occurrences {
 
     /// Every occurrence of `symbol_id` (its `symbol` left empty), by file, line, column.
     pub fn of_symbol(&self, symbol_id: i64) -> Vec<PreciseHit> {
-        let Ok(symbol) = u32::try_from(symbol_id) else {
-            return Vec::new();
-        };
-        let start = self
-            .by_symbol
-            .partition_point(|&i| self.rows[i as usize].symbol < symbol);
+        self.symbol_rows(symbol_id)
+            .map(|o| hit(o, String::new()))
+            .collect()
+    }
+
+    /// The rows of `symbol_id`, by file, line and column (none for an id past 32 bits).
+    fn symbol_rows(&self, symbol_id: i64) -> impl Iterator<Item = Occ> + '_ {
+        let symbol = u32::try_from(symbol_id).ok();
+        let start = symbol.map_or(self.by_symbol.len(), |symbol| {
+            self.by_symbol
+                .partition_point(|&i| self.rows[i as usize].symbol < symbol)
+        });
         self.by_symbol[start..]
             .iter()
             .map(|&i| self.rows[i as usize])
-            .take_while(|o| o.symbol == symbol)
-            .map(|o| hit(o, String::new()))
-            .collect()
+            .take_while(move |o| Some(o.symbol) == symbol)
     }
 
     /// The occurrences in `file_id` on lines `from..=to` (definitions only when
@@ -161,16 +165,7 @@ impl Occurrences {
 
     /// Whether any occurrence of `symbol_id` defines it.
     pub fn has_definition(&self, symbol_id: i64) -> bool {
-        let Ok(symbol) = u32::try_from(symbol_id) else {
-            return false;
-        };
-        let start = self
-            .by_symbol
-            .partition_point(|&i| self.rows[i as usize].symbol < symbol);
-        self.by_symbol[start..]
-            .iter()
-            .map(|&i| self.rows[i as usize])
-            .take_while(|o| o.symbol == symbol)
+        self.symbol_rows(symbol_id)
             .any(|o| i64::from(o.roles) & PRECISE_ROLE_DEFINITION != 0)
     }
 }
