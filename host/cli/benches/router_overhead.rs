@@ -115,7 +115,7 @@ impl Host for NativeHost {
         })
     }
     fn count_tokens(&self, text: &str) -> u32 {
-        self.host.count_tokens(text)
+        self.host.count_tokens(&self.scope, text)
     }
 }
 

@@ -1,6 +1,7 @@
-//! Host-side bindings generated from the WIT, and the glue from each imported WIT
-//! interface to [`HostServices`]. The generated code is the only place that knows the
-//! WIT's Rust shape; everything else uses the re-exports in `crate::wit`.
+//! Host-side bindings generated from the WIT, and the store every call runs in
+//! ([`CallState`]); the glue from each imported WIT interface to [`HostServices`] is
+//! expanded from the list in `host_functions.rs`. The generated code is the only place
+//! that knows the WIT's Rust shape; everything else uses the re-exports in `crate::wit`.
 //!
 //! Every released WIT version is linked (ADR 0008):
 //!
@@ -84,10 +85,7 @@ pub mod v0_1 {
 }
 
 pub use v0_4::scryer;
-use v0_4::scryer::router::{
-    catalog, dependencies, docs, docs_write, files, git, index, log, projects, search, tokens,
-    types,
-};
+use v0_4::scryer::router::types;
 
 /// A released `scryer:router` version this host links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -281,7 +279,10 @@ pub struct CallState {
 
 impl CallState {
     /// Runs one host call, adding its time to [`CallState::host_time`].
-    fn in_host<R, F: FnOnce(&dyn HostServices, &CallScope) -> R>(&mut self, call: F) -> R {
+    pub(crate) fn in_host<R, F: FnOnce(&dyn HostServices, &CallScope) -> R>(
+        &mut self,
+        call: F,
+    ) -> R {
         let started = Instant::now();
         let result = call(&*self.host, &self.scope);
         let took = started.elapsed();
@@ -302,283 +303,6 @@ impl WasiView for CallState {
 }
 
 impl types::Host for CallState {}
-
-impl index::Host for CallState {
-    fn symbols_by_name(&mut self, name: String) -> Result<Vec<index::Symbol>, types::CallError> {
-        self.in_host(|host, scope| host.symbols_by_name(scope, &name))
-    }
-
-    fn symbols_by_qualified_name(
-        &mut self,
-        qualified_name: String,
-    ) -> Result<Vec<index::Symbol>, types::CallError> {
-        self.in_host(|host, scope| host.symbols_by_qualified_name(scope, &qualified_name))
-    }
-
-    fn references_to_name(
-        &mut self,
-        name: String,
-        with_line_text: bool,
-    ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
-        self.in_host(|host, scope| host.references_to_name(scope, &name, with_line_text))
-    }
-
-    fn references_of_kinds(
-        &mut self,
-        name: String,
-        kinds: Vec<String>,
-    ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
-        self.in_host(|host, scope| host.references_of_kinds(scope, &name, &kinds))
-    }
-
-    fn files_naming(&mut self, names: Vec<String>) -> Result<Vec<String>, types::CallError> {
-        self.in_host(|host, scope| host.files_naming(scope, &names))
-    }
-
-    fn file_symbols(&mut self, file_path: String) -> Result<Vec<index::Symbol>, types::CallError> {
-        self.in_host(|host, scope| host.file_symbols(scope, &file_path))
-    }
-
-    fn file_has_parse_errors(&mut self, file_path: String) -> Result<bool, types::CallError> {
-        self.in_host(|host, scope| host.file_has_parse_errors(scope, &file_path))
-    }
-
-    fn facts(&mut self) -> Result<index::IndexFacts, types::CallError> {
-        self.in_host(|host, scope| host.index_facts(scope))
-    }
-
-    fn edges_from(&mut self, qualified_name: String) -> Result<Vec<index::Edge>, types::CallError> {
-        self.in_host(|host, scope| host.edges_from(scope, &qualified_name))
-    }
-
-    fn edges_to(&mut self, name: String) -> Result<Vec<index::Edge>, types::CallError> {
-        self.in_host(|host, scope| host.edges_to(scope, &name))
-    }
-
-    fn precise_usages(
-        &mut self,
-        file_path: String,
-        start_line: u32,
-        name: String,
-    ) -> Result<index::PreciseUsageSet, types::CallError> {
-        self.in_host(|host, scope| host.precise_usages(scope, &file_path, start_line, &name))
-    }
-
-    fn precise_link(
-        &mut self,
-        file_path: String,
-        start_line: u32,
-        name: String,
-    ) -> Result<index::PreciseLinkState, types::CallError> {
-        self.in_host(|host, scope| host.precise_link(scope, &file_path, start_line, &name))
-    }
-
-    fn precise_definitions_at(
-        &mut self,
-        file_path: String,
-        line: u32,
-        name: String,
-    ) -> Result<index::PreciseTarget, types::CallError> {
-        self.in_host(|host, scope| host.precise_definitions_at(scope, &file_path, line, &name))
-    }
-
-    fn precise_unresolved(
-        &mut self,
-        file_path: String,
-        start_line: u32,
-        name: String,
-    ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
-        self.in_host(|host, scope| host.precise_unresolved(scope, &file_path, start_line, &name))
-    }
-
-    fn precise_unread(
-        &mut self,
-        file_path: String,
-        start_line: u32,
-        name: String,
-    ) -> Result<Vec<index::ReferenceSite>, types::CallError> {
-        self.in_host(|host, scope| host.precise_unread(scope, &file_path, start_line, &name))
-    }
-}
-
-impl dependencies::Host for CallState {
-    fn locked_crates(&mut self) -> Result<Vec<dependencies::LockedCrate>, types::CallError> {
-        self.in_host(|host, scope| host.locked_crates(scope))
-    }
-
-    fn crate_symbols(
-        &mut self,
-        crate_name: String,
-        version: Option<String>,
-    ) -> Result<Vec<dependencies::DependencySymbol>, types::CallError> {
-        self.in_host(|host, scope| host.crate_symbols(scope, &crate_name, version.as_deref()))
-    }
-
-    fn symbols_by_name(
-        &mut self,
-        name: String,
-        crate_name: Option<String>,
-    ) -> Result<Vec<dependencies::DependencySymbol>, types::CallError> {
-        self.in_host(|host, scope| {
-            host.dependency_symbols_by_name(scope, &name, crate_name.as_deref())
-        })
-    }
-}
-
-impl search::Host for CallState {
-    fn query(
-        &mut self,
-        query: String,
-        scope: search::SearchScope,
-        crate_name: Option<String>,
-        offset: u32,
-        limit: u32,
-    ) -> Result<search::SearchPage, types::CallError> {
-        self.in_host(|host, call| {
-            host.search(call, &query, scope, crate_name.as_deref(), offset, limit)
-        })
-    }
-}
-
-impl docs::Host for CallState {
-    fn list_documents(&mut self, dir: String) -> Result<Vec<docs::Document>, types::CallError> {
-        self.in_host(|host, scope| host.list_documents(scope, &dir))
-    }
-
-    fn decision_rows(&mut self) -> Result<Vec<docs::DecisionRow>, types::CallError> {
-        self.in_host(|host, scope| host.decision_rows(scope))
-    }
-}
-
-impl docs_write::Host for CallState {
-    fn insert_decision_row(&mut self, row: docs::DecisionRow) -> Result<(), types::CallError> {
-        self.in_host(|host, scope| host.insert_decision_row(scope, row))
-    }
-
-    fn delete_decision_rows(&mut self, number: u32) -> Result<u32, types::CallError> {
-        self.in_host(|host, scope| host.delete_decision_rows(scope, number))
-    }
-
-    fn create_decision_file(
-        &mut self,
-        file_name: String,
-        text: String,
-    ) -> Result<(), types::CallError> {
-        self.in_host(|host, scope| host.create_decision_file(scope, &file_name, &text))
-    }
-
-    fn delete_decision_file(&mut self, file_name: String) -> Result<(), types::CallError> {
-        self.in_host(|host, scope| host.delete_decision_file(scope, &file_name))
-    }
-}
-
-impl files::Host for CallState {
-    fn read_lines(
-        &mut self,
-        file_path: String,
-        start_line: u32,
-        end_line: u32,
-    ) -> Result<Vec<String>, types::CallError> {
-        self.in_host(|host, scope| host.read_lines(scope, &file_path, start_line, end_line))
-    }
-}
-
-impl tokens::Host for CallState {
-    fn count(&mut self, text: String) -> u32 {
-        self.in_host(|host, _| host.count_tokens(&text))
-    }
-}
-
-impl log::Host for CallState {
-    fn log(&mut self, level: log::Level, message: String) {
-        self.in_host(|host, scope| host.log(scope, level, &message))
-    }
-}
-
-impl projects::Host for CallState {
-    fn list_all(&mut self) -> Result<Vec<projects::ProjectStatus>, types::CallError> {
-        self.in_host(|host, scope| host.list_projects(scope))
-    }
-
-    fn index_workspace(
-        &mut self,
-        path: String,
-        wait_ms: u32,
-    ) -> Result<projects::ProjectStatus, types::CallError> {
-        self.in_host(|host, scope| host.index_workspace(scope, &path, wait_ms))
-    }
-
-    fn status(&mut self, project: String) -> Result<projects::ProjectStatus, types::CallError> {
-        self.in_host(|host, scope| host.project_status(scope, &project))
-    }
-
-    fn switch_active(
-        &mut self,
-        project: String,
-    ) -> Result<projects::ProjectStatus, types::CallError> {
-        self.in_host(|host, scope| host.switch_active_project(scope, &project))
-    }
-
-    fn delete(&mut self, project: String) -> Result<projects::ProjectStatus, types::CallError> {
-        self.in_host(|host, scope| host.delete_project(scope, &project))
-    }
-
-    fn usage(
-        &mut self,
-        project: Option<String>,
-        since_hours: Option<u32>,
-    ) -> Result<Vec<projects::ToolUsage>, types::CallError> {
-        self.in_host(|host, scope| host.usage(scope, project.as_deref(), since_hours))
-    }
-
-    fn precise_status(
-        &mut self,
-        project: String,
-    ) -> Result<projects::PreciseStage, types::CallError> {
-        self.in_host(|host, scope| host.precise_status(scope, &project))
-    }
-
-    fn index_gaps(&mut self, project: String) -> Result<Option<String>, types::CallError> {
-        self.in_host(|host, scope| host.index_gaps(scope, &project))
-    }
-}
-
-impl git::Host for CallState {
-    fn state(
-        &mut self,
-        project: Option<String>,
-        commit_limit: u32,
-        change_limit: u32,
-    ) -> Result<Option<git::RepoState>, types::CallError> {
-        self.in_host(|host, scope| {
-            host.git_state(scope, project.as_deref(), commit_limit, change_limit)
-        })
-    }
-}
-
-impl catalog::Host for CallState {
-    fn list_projects(&mut self) -> Result<Vec<catalog::ProjectEntry>, types::CallError> {
-        self.in_host(|host, scope| host.catalog_projects(scope))
-    }
-
-    fn read_text(
-        &mut self,
-        project: String,
-        path: String,
-        max_bytes: u32,
-    ) -> Result<Option<String>, types::CallError> {
-        self.in_host(|host, scope| host.catalog_read_text(scope, &project, &path, max_bytes))
-    }
-
-    fn grep(
-        &mut self,
-        project: String,
-        query: String,
-        limit: u32,
-    ) -> Result<catalog::TextMatches, types::CallError> {
-        self.in_host(|host, scope| host.catalog_grep(scope, &project, &query, limit))
-    }
-}
 
 #[cfg(test)]
 mod tests {

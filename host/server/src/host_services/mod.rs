@@ -468,7 +468,7 @@ impl HostServices for HostImpl {
         Ok(line_range(&bytes, start_line, end_line))
     }
 
-    fn count_tokens(&self, text: &str) -> u32 {
+    fn count_tokens(&self, _scope: &CallScope, text: &str) -> u32 {
         crate::call::tokens::count(text)
     }
 
