@@ -459,22 +459,14 @@ impl Server {
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> CallOutcome {
-        call::dispatch::Dispatch { server: self }
-            .call_tool(session_id, name, arguments)
-            .await
-    }
-
-    /// The project a session's call is about (`call/session.rs`).
-    pub(crate) async fn session_project(
-        &self,
-        session_id: u64,
-        session: &SessionState,
-        args: &mut serde_json::Map<String, serde_json::Value>,
-        writes: Option<&str>,
-    ) -> Result<Option<scryer_db::ProjectRow>, String> {
-        call::session::Sessions { server: self }
-            .session_project(session_id, session, args, writes)
-            .await
+        call::dispatch::Dispatch {
+            core: &self.core,
+            registry: &self.registry,
+            runtime: &self.runtime,
+            plugin_home: self.pool_home(),
+        }
+        .call_tool(session_id, name, arguments)
+        .await
     }
 
     /// `profile` with its plugins loaded (`plugins/profiles.rs`).
@@ -485,17 +477,6 @@ impl Server {
         profiles::ProfileLoading { server: self }
             .prepare_profile(profile)
             .await
-    }
-
-    /// Runs a live call on the candidate shadowing its router, off the answer path
-    /// (`plugins/shadow.rs`).
-    pub(crate) fn shadow(
-        &self,
-        candidate: Arc<scryer_runtime::Plugin>,
-        of: String,
-        live: shadow::LiveCall,
-    ) {
-        shadow::Shadows { server: self }.shadow(candidate, of, live)
     }
 
     /// The configuration directory's plugin home, when the server has one.
