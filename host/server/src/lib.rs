@@ -281,7 +281,7 @@ async fn load_in_background(
             server.live.store(Arc::new(registry));
             server.live.set_ready(Ok(()));
             if let Some((home, db_label)) = serving {
-                plugin_watch::start(server, home, db_label, false, true);
+                plugin_watch::start(server.live, server.runtime, home, db_label, false, true);
             }
         }
         Err(e) => {
@@ -406,7 +406,14 @@ impl Server {
             }
             let server = Server::assemble(core, runtime, live, pool);
             if let Some(home) = serving_home {
-                plugin_watch::start(server.clone(), home, db_label, !lazy, !lazy);
+                plugin_watch::start(
+                    server.live.clone(),
+                    server.runtime.clone(),
+                    home,
+                    db_label,
+                    !lazy,
+                    !lazy,
+                );
             }
             server
         } else {
@@ -474,9 +481,13 @@ impl Server {
         &self,
         profile: &call::contract::Profile,
     ) -> anyhow::Result<call::contract::Profile> {
-        profiles::ProfileLoading { server: self }
-            .prepare_profile(profile)
-            .await
+        profiles::ProfileLoading {
+            pool: &self.pool,
+            live: &self.live,
+            runtime: &self.runtime,
+        }
+        .prepare_profile(profile)
+        .await
     }
 
     /// The configuration directory's plugin home, when the server has one.
