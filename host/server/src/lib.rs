@@ -315,6 +315,21 @@ async fn start_background_work(core: Arc<Core>) {
     .await;
 }
 
+/// The plugins to load at start and the built-in routers to load on demand. A serving
+/// process (`serving`, its routers' built-in code usable) loads the built-in routers a
+/// session's profile needs when it opens (ADR 0030); `--plugin` files, and everything
+/// otherwise, load at start.
+fn split_on_demand(
+    plugins: Vec<PluginSource>,
+    serving: bool,
+) -> (Vec<PluginSource>, Vec<PluginSource>) {
+    if !serving {
+        return (plugins, Vec::new());
+    }
+    let (on_demand, at_start) = plugins.into_iter().partition(|s| s.precompiled.is_some());
+    (at_start, on_demand)
+}
+
 /// The running server: database, runtime, loaded routers.
 #[derive(Clone)]
 pub struct Server {
@@ -377,17 +392,8 @@ impl Server {
         });
         let serving_home = installed.clone().filter(|_| config.watch_files);
         let db_label = config.db_path.display().to_string();
-        let mut plugins = config.plugins;
-        // A serving process loads the built-in routers a session's profile needs when
-        // it opens (ADR 0030); `--plugin` files, and everything when routers must be
-        // compiled, load at start.
-        let on_demand = if precompiled && serving_home.is_some() {
-            let (lazy, eager) = plugins.into_iter().partition(|s| s.precompiled.is_some());
-            plugins = eager;
-            lazy
-        } else {
-            Vec::new()
-        };
+        let (plugins, on_demand) =
+            split_on_demand(config.plugins, precompiled && serving_home.is_some());
         let lazy = !on_demand.is_empty();
         let pool = Arc::new(profiles::Pool::new(on_demand, installed.clone()));
         let server = if precompiled {
@@ -406,14 +412,8 @@ impl Server {
             }
             let server = Server::assemble(core, runtime, live, pool);
             if let Some(home) = serving_home {
-                plugin_watch::start(
-                    server.live.clone(),
-                    server.runtime.clone(),
-                    home,
-                    db_label,
-                    !lazy,
-                    !lazy,
-                );
+                let (live, runtime) = (server.live.clone(), server.runtime.clone());
+                plugin_watch::start(live, runtime, home, db_label, !lazy, !lazy);
             }
             server
         } else {

@@ -147,6 +147,50 @@ impl Dispatch<'_> {
         outcome
     }
 
+    /// The tool and its plugin in the session's profile, the arguments coerced to its
+    /// schema, and what the host reads of them; or the error answer.
+    fn checked<'r>(
+        &'r self,
+        session_id: u64,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Checked<'r>, CallOutcome> {
+        let (plugin, tool, traits) = serving_router(self.registry, self.core, session_id, name)?;
+        let (args, remarks) = checked_arguments(self.registry, name, traits, arguments);
+        let session = self.core.session(session_id);
+        match HostArguments::read(&args, &session) {
+            Ok(host) => Ok(Checked {
+                plugin,
+                tool,
+                traits,
+                args,
+                remarks,
+                session,
+                host,
+            }),
+            Err(e) => Err(CallOutcome::error(with_remarks(
+                format!("invalid argument: {e}"),
+                &remarks,
+            ))),
+        }
+    }
+
+    /// The path arguments of a tool whose answer is about one project (it publishes
+    /// `project`), checked against `project`.
+    async fn check_paths(
+        &self,
+        name: &str,
+        traits: &ToolTraits,
+        project: &ProjectRow,
+        args: &Map<String, Value>,
+    ) -> Result<(), String> {
+        if !traits.host_parameters.contains(&HostParameter::Project) {
+            return Ok(());
+        }
+        let schema = self.registry.schema(name);
+        check_path_arguments(self.core.projects.db(), project, args, schema).await
+    }
+
     /// The call's steps, in order: the tool and its plugin, the arguments the host reads,
     /// the project, the index's state, the router call kept fresh and fitted to the
     /// budget, a shadow run beside it, and the host's last word on size.
@@ -157,21 +201,17 @@ impl Dispatch<'_> {
         arguments: Option<Map<String, Value>>,
         measured: &mut Measured,
     ) -> CallOutcome {
-        let (plugin, tool, traits) =
-            match serving_router(self.registry, self.core, session_id, name) {
-                Ok(found) => found,
-                Err(refused) => return refused,
-            };
-        let (mut args, remarks) = checked_arguments(self.registry, name, traits, arguments);
-        let session = self.core.session(session_id);
-        let host = match HostArguments::read(&args, &session) {
-            Ok(h) => h,
-            Err(e) => {
-                return CallOutcome::error(with_remarks(
-                    format!("invalid argument: {e}"),
-                    &remarks,
-                ));
-            }
+        let Checked {
+            plugin,
+            tool,
+            traits,
+            mut args,
+            remarks,
+            session,
+            host,
+        } = match self.checked(session_id, name, arguments) {
+            Ok(checked) => checked,
+            Err(refused) => return refused,
         };
 
         let writes = crate::call::contract::needs_named_project(tool).then_some(name);
@@ -185,14 +225,7 @@ impl Dispatch<'_> {
         };
         measured.project_id = project.as_ref().map(|p| p.id);
         if let Some(p) = &project
-            && traits.host_parameters.contains(&HostParameter::Project)
-            && let Err(e) = check_path_arguments(
-                self.core.projects.db(),
-                p,
-                &args,
-                self.registry.schema(name),
-            )
-            .await
+            && let Err(e) = self.check_paths(name, traits, p, &args).await
         {
             return CallOutcome::error(with_remarks(format!("invalid argument: {e}"), &remarks));
         }
@@ -437,6 +470,19 @@ async fn refresh(
             Vec::new()
         }
     }
+}
+
+/// A call checked before its project is known: the serving plugin, the tool and its
+/// traits, the coerced arguments with the remarks on them, the session, the host's
+/// arguments.
+struct Checked<'r> {
+    plugin: &'r Arc<Plugin>,
+    tool: &'r ToolDefinition,
+    traits: &'r ToolTraits,
+    args: Map<String, Value>,
+    remarks: Vec<String>,
+    session: crate::SessionState,
+    host: HostArguments,
 }
 
 /// The host's reading of the arguments every tool accepts, published or not.

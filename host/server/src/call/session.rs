@@ -100,6 +100,33 @@ fn is_project_root(dir: &Path) -> bool {
     dir.is_dir() && has_project_marker(dir)
 }
 
+/// Step 1 of the cascade: the project holding the call's `file_path`, and the
+/// project-relative path to put in its place when it was relative to the session's cwd
+/// (which decides only when the file exists and no `project` is given).
+fn by_file_path(
+    all: &[ProjectRow],
+    session: &SessionState,
+    args: &Map<String, Value>,
+    explicit: bool,
+) -> Option<(ProjectRow, Option<String>)> {
+    let fp = arg_str(args, "file_path").ok()??;
+    if fp.contains('\0') {
+        return None;
+    }
+    let path = Path::new(fp.strip_prefix("file://").unwrap_or(fp));
+    if path.is_absolute() {
+        return longest_root(all, &canonical(path)).map(|p| (p.clone(), None));
+    }
+    let joined = session.cwd.join(path);
+    if explicit || !joined.exists() {
+        return None;
+    }
+    let real = canonical(&joined);
+    let p = longest_root(all, &real)?;
+    let rel = project_relative(Path::new(&p.root), &real.to_string_lossy()).ok()?;
+    Some((p.clone(), Some(rel)))
+}
+
 /// The project a call is about (the cascade in this module's header). May rewrite a
 /// cwd-relative `file_path` to the project-relative path routers read.
 pub(crate) async fn session_project(
@@ -120,28 +147,12 @@ pub(crate) async fn session_project(
     let explicit = arg_str(args, "project")?;
 
     // 1. file_path.
-    if let Ok(Some(fp)) = arg_str(args, "file_path")
-        && !fp.contains('\0')
-    {
-        let raw = fp.strip_prefix("file://").unwrap_or(fp);
-        let path = Path::new(raw);
-        if path.is_absolute() {
-            if let Some(p) = longest_root(&all, &canonical(path)) {
-                return Ok(Some(p.clone()));
-            }
-        } else if explicit.is_none() {
-            let joined = session.cwd.join(path);
-            if joined.exists() {
-                let real = canonical(&joined);
-                if let Some(p) = longest_root(&all, &real)
-                    && let Ok(rel) = project_relative(Path::new(&p.root), &real.to_string_lossy())
-                {
-                    // Routers read relative paths against the project root.
-                    args.insert("file_path".into(), Value::String(rel));
-                    return Ok(Some(p.clone()));
-                }
-            }
+    if let Some((p, rewritten)) = by_file_path(&all, session, args, explicit.is_some()) {
+        if let Some(rel) = rewritten {
+            // Routers read relative paths against the project root.
+            args.insert("file_path".into(), Value::String(rel));
         }
+        return Ok(Some(p));
     }
 
     // 2. explicit project.
