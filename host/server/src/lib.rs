@@ -281,7 +281,7 @@ async fn load_in_background(
             server.live.store(Arc::new(registry));
             server.live.set_ready(Ok(()));
             if let Some((home, db_label)) = serving {
-                plugin_watch::start(server, home, db_label, false, true);
+                plugin_watch::start(server.live, server.runtime, home, db_label, false, true);
             }
         }
         Err(e) => {
@@ -313,6 +313,21 @@ async fn start_background_work(core: Arc<Core>) {
         }
     })
     .await;
+}
+
+/// The plugins to load at start and the built-in routers to load on demand. A serving
+/// process (`serving`, its routers' built-in code usable) loads the built-in routers a
+/// session's profile needs when it opens (ADR 0030); `--plugin` files, and everything
+/// otherwise, load at start.
+fn split_on_demand(
+    plugins: Vec<PluginSource>,
+    serving: bool,
+) -> (Vec<PluginSource>, Vec<PluginSource>) {
+    if !serving {
+        return (plugins, Vec::new());
+    }
+    let (on_demand, at_start) = plugins.into_iter().partition(|s| s.precompiled.is_some());
+    (at_start, on_demand)
 }
 
 /// The running server: database, runtime, loaded routers.
@@ -377,17 +392,8 @@ impl Server {
         });
         let serving_home = installed.clone().filter(|_| config.watch_files);
         let db_label = config.db_path.display().to_string();
-        let mut plugins = config.plugins;
-        // A serving process loads the built-in routers a session's profile needs when
-        // it opens (ADR 0030); `--plugin` files, and everything when routers must be
-        // compiled, load at start.
-        let on_demand = if precompiled && serving_home.is_some() {
-            let (lazy, eager) = plugins.into_iter().partition(|s| s.precompiled.is_some());
-            plugins = eager;
-            lazy
-        } else {
-            Vec::new()
-        };
+        let (plugins, on_demand) =
+            split_on_demand(config.plugins, precompiled && serving_home.is_some());
         let lazy = !on_demand.is_empty();
         let pool = Arc::new(profiles::Pool::new(on_demand, installed.clone()));
         let server = if precompiled {
@@ -406,7 +412,8 @@ impl Server {
             }
             let server = Server::assemble(core, runtime, live, pool);
             if let Some(home) = serving_home {
-                plugin_watch::start(server.clone(), home, db_label, !lazy, !lazy);
+                let (live, runtime) = (server.live.clone(), server.runtime.clone());
+                plugin_watch::start(live, runtime, home, db_label, !lazy, !lazy);
             }
             server
         } else {
@@ -459,22 +466,14 @@ impl Server {
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> CallOutcome {
-        call::dispatch::Dispatch { server: self }
-            .call_tool(session_id, name, arguments)
-            .await
-    }
-
-    /// The project a session's call is about (`call/session.rs`).
-    pub(crate) async fn session_project(
-        &self,
-        session_id: u64,
-        session: &SessionState,
-        args: &mut serde_json::Map<String, serde_json::Value>,
-        writes: Option<&str>,
-    ) -> Result<Option<scryer_db::ProjectRow>, String> {
-        call::session::Sessions { server: self }
-            .session_project(session_id, session, args, writes)
-            .await
+        call::dispatch::Dispatch {
+            core: &self.core,
+            registry: &self.registry,
+            runtime: &self.runtime,
+            plugin_home: self.pool_home(),
+        }
+        .call_tool(session_id, name, arguments)
+        .await
     }
 
     /// `profile` with its plugins loaded (`plugins/profiles.rs`).
@@ -482,20 +481,13 @@ impl Server {
         &self,
         profile: &call::contract::Profile,
     ) -> anyhow::Result<call::contract::Profile> {
-        profiles::ProfileLoading { server: self }
-            .prepare_profile(profile)
-            .await
-    }
-
-    /// Runs a live call on the candidate shadowing its router, off the answer path
-    /// (`plugins/shadow.rs`).
-    pub(crate) fn shadow(
-        &self,
-        candidate: Arc<scryer_runtime::Plugin>,
-        of: String,
-        live: shadow::LiveCall,
-    ) {
-        shadow::Shadows { server: self }.shadow(candidate, of, live)
+        profiles::ProfileLoading {
+            pool: &self.pool,
+            live: &self.live,
+            runtime: &self.runtime,
+        }
+        .prepare_profile(profile)
+        .await
     }
 
     /// The configuration directory's plugin home, when the server has one.

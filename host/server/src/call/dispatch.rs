@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use scryer_db::ProjectRow;
+use scryer_db::{Db, ProjectRow};
+use scryer_runtime::installed::PluginHome;
 use scryer_runtime::wit::{
     AnswerContext, CallContext, HostNote, HostParameter, OutputFormat, Project, ToolAnswer,
     ToolDefinition, ToolTraits,
@@ -16,8 +17,9 @@ use scryer_runtime::{CallFailure, CallScope, Plugin, Runtime, UsageWindow};
 use serde_json::{Map, Value};
 
 use crate::call::budget;
-use crate::indexing::projects::IndexState;
-use crate::{Format, Server};
+use crate::indexing::projects::{IndexState, ProjectManager};
+use crate::plugins::registry::Registry;
+use crate::{Core, Format};
 
 /// What telemetry learns while a call is answered.
 #[derive(Default)]
@@ -97,9 +99,14 @@ fn host_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a s
 /// about one project (it publishes `project`): checked by the host for every router.
 const PATH_ARGUMENTS: &[&str] = &["file_path", "path"];
 
-/// A tool call's pipeline, over the server it runs on (`Server::call_tool`).
+/// A tool call's pipeline, over the parts of the server it runs on (`Server::call_tool`):
+/// the shared state, the registry the call keeps to its end, the runtime, and the
+/// plugin home a shadow run reports under.
 pub(crate) struct Dispatch<'s> {
-    pub(crate) server: &'s Server,
+    pub(crate) core: &'s Arc<Core>,
+    pub(crate) registry: &'s Registry,
+    pub(crate) runtime: &'s Runtime,
+    pub(crate) plugin_home: Option<&'s PluginHome>,
 }
 
 impl Dispatch<'_> {
@@ -116,8 +123,8 @@ impl Dispatch<'_> {
         let outcome = self
             .answer_tool_call(session_id, name, arguments, &mut measured)
             .await;
-        if let Some(recorder) = &self.server.core.telemetry
-            && self.server.registry.tool(name).is_some()
+        if let Some(recorder) = &self.core.telemetry
+            && self.registry.tool(name).is_some()
         {
             let row = scryer_db::ToolCallRow {
                 at_ms: crate::call::telemetry::now_ms(),
@@ -140,62 +147,48 @@ impl Dispatch<'_> {
         outcome
     }
 
-    /// Refuses a path argument that leads out of `project`: `..` climbing out, an
-    /// absolute path elsewhere, a link inside the root pointing out, `/proc`, a device.
-    /// A path into the sources of one of the project's dependency crates is accepted
-    /// (answers name those files by absolute path).
-    async fn check_path_arguments(
-        &self,
-        project: &ProjectRow,
-        args: &Map<String, Value>,
-        schema: Option<&Value>,
-    ) -> Result<(), String> {
-        let root = Path::new(&project.root);
-        for name in PATH_ARGUMENTS {
-            let Ok(Some(raw)) = host_str(args, name) else {
-                continue;
-            };
-            let Err(escape) = crate::call::paths::escape(root, raw) else {
-                continue;
-            };
-            if let Some(to) = &escape.resolved
-                && self.in_dependency_sources(project.id, to).await
-            {
-                continue;
-            }
-            let shown: String = raw.chars().take(200).collect();
-            // The tool's own words for the argument ("e.g. docs/adr/0003-x.md").
-            let described = schema
-                .and_then(|s| s["properties"][*name]["description"].as_str())
-                .map(|d| format!("; the tool describes `{name}` as: {d}"))
-                .unwrap_or_default();
-            return Err(format!(
-                "`{name}` {shown:?} is outside the project root {} (project `{}`): {}; accepted: a path inside the project, relative to its root or absolute under it, or under the sources of one of its dependency crates{described}",
-                project.root, project.slug, escape.how,
-            ));
+    /// The tool and its plugin in the session's profile, the arguments coerced to its
+    /// schema, and what the host reads of them; or the error answer.
+    fn checked<'r>(
+        &'r self,
+        session_id: u64,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Checked<'r>, CallOutcome> {
+        let (plugin, tool, traits) = serving_router(self.registry, self.core, session_id, name)?;
+        let (args, remarks) = checked_arguments(self.registry, name, traits, arguments);
+        let session = self.core.session(session_id);
+        match HostArguments::read(&args, &session) {
+            Ok(host) => Ok(Checked {
+                plugin,
+                tool,
+                traits,
+                args,
+                remarks,
+                session,
+                host,
+            }),
+            Err(e) => Err(CallOutcome::error(with_remarks(
+                format!("invalid argument: {e}"),
+                &remarks,
+            ))),
         }
-        Ok(())
     }
 
-    /// Whether `path` lies in the registry sources of a crate `project_id` locks.
-    async fn in_dependency_sources(&self, project_id: i64, path: &Path) -> bool {
-        let Ok(crates) = self
-            .server
-            .core
-            .projects
-            .db()
-            .dependency_indexes(project_id)
-            .await
-        else {
-            return false;
-        };
-        crates
-            .iter()
-            .filter_map(|c| c.source_root.as_deref())
-            .any(|r| {
-                let r = std::fs::canonicalize(r).unwrap_or_else(|_| r.into());
-                path.starts_with(r)
-            })
+    /// The path arguments of a tool whose answer is about one project (it publishes
+    /// `project`), checked against `project`.
+    async fn check_paths(
+        &self,
+        name: &str,
+        traits: &ToolTraits,
+        project: &ProjectRow,
+        args: &Map<String, Value>,
+    ) -> Result<(), String> {
+        if !traits.host_parameters.contains(&HostParameter::Project) {
+            return Ok(());
+        }
+        let schema = self.registry.schema(name);
+        check_path_arguments(self.core.projects.db(), project, args, schema).await
     }
 
     /// The call's steps, in order: the tool and its plugin, the arguments the host reads,
@@ -208,37 +201,31 @@ impl Dispatch<'_> {
         arguments: Option<Map<String, Value>>,
         measured: &mut Measured,
     ) -> CallOutcome {
-        let (plugin, tool, traits) = match self.serving_router(session_id, name) {
-            Ok(found) => found,
+        let Checked {
+            plugin,
+            tool,
+            traits,
+            mut args,
+            remarks,
+            session,
+            host,
+        } = match self.checked(session_id, name, arguments) {
+            Ok(checked) => checked,
             Err(refused) => return refused,
-        };
-        let (mut args, remarks) = self.checked_arguments(name, traits, arguments);
-        let session = self.server.core.session(session_id);
-        let host = match HostArguments::read(&args, &session) {
-            Ok(h) => h,
-            Err(e) => {
-                return CallOutcome::error(with_remarks(
-                    format!("invalid argument: {e}"),
-                    &remarks,
-                ));
-            }
         };
 
         let writes = crate::call::contract::needs_named_project(tool).then_some(name);
-        let project = match self
-            .server
-            .session_project(session_id, &session, &mut args, writes)
-            .await
+        let project = match crate::call::session::session_project(
+            self.core, session_id, &session, &mut args, writes,
+        )
+        .await
         {
             Ok(p) => p,
             Err(e) => return CallOutcome::error(with_remarks(e, &remarks)),
         };
         measured.project_id = project.as_ref().map(|p| p.id);
         if let Some(p) = &project
-            && traits.host_parameters.contains(&HostParameter::Project)
-            && let Err(e) = self
-                .check_path_arguments(p, &args, self.server.registry.schema(name))
-                .await
+            && let Err(e) = self.check_paths(name, traits, p, &args).await
         {
             return CallOutcome::error(with_remarks(format!("invalid argument: {e}"), &remarks));
         }
@@ -250,7 +237,7 @@ impl Dispatch<'_> {
             _ => None,
         };
         let notes = match &project {
-            Some(p) if tool.reads_index => self.index_state_notes(p).await,
+            Some(p) if tool.reads_index => index_state_notes(self.core, p).await,
             _ => Vec::new(),
         };
 
@@ -262,35 +249,19 @@ impl Dispatch<'_> {
             .then(scryer_engine::foreground::Call::start);
         let fresh_project = project.as_ref().filter(|_| tool.reads_index);
         let refreshed = match fresh_project {
-            Some(p) => self.refresh_named_file(p, &args).await,
+            Some(p) => refresh_named_file(&self.core.projects, p, &args).await,
             None => Vec::new(),
         };
         call.args_json = Value::Object(args).to_string();
         call.answer_context.notes = host_notes(&notes, &refreshed, &remarks);
         let serving_started = std::time::Instant::now();
-        let outcome = self
-            .call_fresh(&mut call, fresh_project, refreshed, &notes, &remarks)
+        let fresh = fresh_project.map(|p| (&*self.core.projects, p));
+        let outcome = call
+            .run_fresh(self.runtime, fresh, refreshed, &notes, &remarks)
             .await;
         let (outcome, window_notes, next_window) =
-            self.fit_window_notes(&mut call, budget, outcome).await;
-        // A candidate shadowing this router runs beside the call, off its answer path.
-        if let Some(candidate) = self.server.registry.shadow_for(name) {
-            self.server.shadow(
-                candidate.clone(),
-                plugin.name().to_string(),
-                crate::plugins::shadow::LiveCall {
-                    tool: name.to_string(),
-                    arguments: call.args_json.clone(),
-                    context: call.answer_context.clone(),
-                    scope: call.scope.clone(),
-                    serving: crate::plugins::shadow::served(&outcome),
-                    serving_us: serving_started
-                        .elapsed()
-                        .as_micros()
-                        .min(u128::from(u32::MAX)) as u32,
-                },
-            );
-        }
+            call.fit_window_notes(self.runtime, budget, outcome).await;
+        self.shadow(&call, &outcome, serving_started);
         finish(
             outcome,
             window_notes,
@@ -302,181 +273,216 @@ impl Dispatch<'_> {
         )
     }
 
-    /// The plugin serving `name` in the session's profile, the tool and its traits; or
-    /// the error answer saying why none does.
-    fn serving_router<'r>(
-        &'r self,
-        session_id: u64,
-        name: &str,
-    ) -> Result<(&'r Arc<Plugin>, &'r ToolDefinition, &'r ToolTraits), CallOutcome> {
-        let Some((plugin, tool)) = self.server.registry.tool(name) else {
-            let shown: String = name.chars().take(80).collect();
-            let profile = self.server.core.session(session_id).options.tools;
-            return Err(CallOutcome::error(format!(
-                "unknown tool {shown:?}; this server offers: {}{}",
-                self.server.registry.tool_names().join(", "),
-                profile.unloaded_hint()
-            )));
-        };
-        if let Some(why) = self
-            .server
-            .core
-            .session(session_id)
-            .options
-            .tools
-            .refusal(plugin.name(), name)
-        {
-            return Err(CallOutcome::error(why));
-        }
-        let Some(traits) = plugin.traits_of(name) else {
-            return Err(CallOutcome::error(format!(
-                "internal error: plugin `{}` described no traits for {name}",
-                plugin.name()
-            )));
-        };
-        Ok((plugin, tool, traits))
-    }
-
-    /// The call's arguments coerced to the tool's schema, and the remarks on those it
-    /// does not know (notes that say nothing about completeness).
-    fn checked_arguments(
+    /// A candidate shadowing the call's router runs beside the call, off its answer
+    /// path (`plugins/shadow.rs`).
+    fn shadow(
         &self,
-        name: &str,
-        traits: &ToolTraits,
-        arguments: Option<Map<String, Value>>,
-    ) -> (Map<String, Value>, Vec<String>) {
-        let mut args = arguments.unwrap_or_default();
-        let mut remarks = Vec::new();
-        if let Some(schema) = self.server.registry.schema(name) {
-            crate::call::contract::coerce_arguments(schema, &mut args);
-            let published = crate::call::contract::publish_schema(traits, schema);
-            let unknown = crate::call::contract::unknown_arguments(&published, &args);
-            if !unknown.is_empty() {
-                remarks.push(crate::call::contract::unknown_arguments_note(
-                    name, &published, &unknown,
-                ));
-            }
-        }
-        (args, remarks)
+        call: &RouterCall<'_>,
+        outcome: &Result<ToolAnswer, CallFailure>,
+        serving_started: std::time::Instant,
+    ) {
+        let Some(candidate) = self.registry.shadow_for(call.name) else {
+            return;
+        };
+        let live = crate::plugins::shadow::LiveCall {
+            tool: call.name.to_string(),
+            arguments: call.args_json.clone(),
+            context: call.answer_context.clone(),
+            scope: call.scope.clone(),
+            serving: crate::plugins::shadow::served(outcome),
+            serving_us: serving_started
+                .elapsed()
+                .as_micros()
+                .min(u128::from(u32::MAX)) as u32,
+        };
+        crate::plugins::shadow::spawn(
+            self.runtime.clone(),
+            self.core.clone(),
+            self.plugin_home.cloned(),
+            candidate.clone(),
+            call.plugin.name().to_string(),
+            live,
+        );
     }
+}
 
-    /// A call that reads the index waits for a first index that is being built; the
-    /// notes saying how partial or stale the index still is.
-    async fn index_state_notes(&self, p: &ProjectRow) -> Vec<String> {
-        let mut notes = Vec::new();
-        let state = self.server.core.projects.state(p).await;
-        if let IndexState::Building { .. } = state
-            && !self
-                .server
-                .core
-                .projects
-                .wait_idle(p.id, self.server.core.first_query_wait)
-                .await
-            && let IndexState::Building { done, total } = self.server.core.projects.state(p).await
+/// Refuses a path argument that leads out of `project`: `..` climbing out, an
+/// absolute path elsewhere, a link inside the root pointing out, `/proc`, a device.
+/// A path into the sources of one of the project's dependency crates is accepted
+/// (answers name those files by absolute path).
+async fn check_path_arguments(
+    db: &Db,
+    project: &ProjectRow,
+    args: &Map<String, Value>,
+    schema: Option<&Value>,
+) -> Result<(), String> {
+    let root = Path::new(&project.root);
+    for name in PATH_ARGUMENTS {
+        let Ok(Some(raw)) = host_str(args, name) else {
+            continue;
+        };
+        let Err(escape) = crate::call::paths::escape(root, raw) else {
+            continue;
+        };
+        if let Some(to) = &escape.resolved
+            && in_dependency_sources(db, project.id, to).await
         {
-            let pct = (done * 100).checked_div(total).unwrap_or(0);
-            notes.push(format!(
+            continue;
+        }
+        let shown: String = raw.chars().take(200).collect();
+        // The tool's own words for the argument ("e.g. docs/adr/0003-x.md").
+        let described = schema
+            .and_then(|s| s["properties"][*name]["description"].as_str())
+            .map(|d| format!("; the tool describes `{name}` as: {d}"))
+            .unwrap_or_default();
+        return Err(format!(
+            "`{name}` {shown:?} is outside the project root {} (project `{}`): {}; accepted: a path inside the project, relative to its root or absolute under it, or under the sources of one of its dependency crates{described}",
+            project.root, project.slug, escape.how,
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `path` lies in the registry sources of a crate `project_id` locks.
+async fn in_dependency_sources(db: &Db, project_id: i64, path: &Path) -> bool {
+    let Ok(crates) = db.dependency_indexes(project_id).await else {
+        return false;
+    };
+    crates
+        .iter()
+        .filter_map(|c| c.source_root.as_deref())
+        .any(|r| {
+            let r = std::fs::canonicalize(r).unwrap_or_else(|_| r.into());
+            path.starts_with(r)
+        })
+}
+
+/// The plugin serving `name` in the session's profile, the tool and its traits; or
+/// the error answer saying why none does.
+fn serving_router<'r>(
+    registry: &'r Registry,
+    core: &Core,
+    session_id: u64,
+    name: &str,
+) -> Result<(&'r Arc<Plugin>, &'r ToolDefinition, &'r ToolTraits), CallOutcome> {
+    let Some((plugin, tool)) = registry.tool(name) else {
+        let shown: String = name.chars().take(80).collect();
+        let profile = core.session(session_id).options.tools;
+        return Err(CallOutcome::error(format!(
+            "unknown tool {shown:?}; this server offers: {}{}",
+            registry.tool_names().join(", "),
+            profile.unloaded_hint()
+        )));
+    };
+    if let Some(why) = core
+        .session(session_id)
+        .options
+        .tools
+        .refusal(plugin.name(), name)
+    {
+        return Err(CallOutcome::error(why));
+    }
+    let Some(traits) = plugin.traits_of(name) else {
+        return Err(CallOutcome::error(format!(
+            "internal error: plugin `{}` described no traits for {name}",
+            plugin.name()
+        )));
+    };
+    Ok((plugin, tool, traits))
+}
+
+/// The call's arguments coerced to the tool's schema, and the remarks on those it
+/// does not know (notes that say nothing about completeness).
+fn checked_arguments(
+    registry: &Registry,
+    name: &str,
+    traits: &ToolTraits,
+    arguments: Option<Map<String, Value>>,
+) -> (Map<String, Value>, Vec<String>) {
+    let mut args = arguments.unwrap_or_default();
+    let mut remarks = Vec::new();
+    if let Some(schema) = registry.schema(name) {
+        crate::call::contract::coerce_arguments(schema, &mut args);
+        let published = crate::call::contract::publish_schema(traits, schema);
+        let unknown = crate::call::contract::unknown_arguments(&published, &args);
+        if !unknown.is_empty() {
+            remarks.push(crate::call::contract::unknown_arguments_note(
+                name, &published, &unknown,
+            ));
+        }
+    }
+    (args, remarks)
+}
+
+/// A call that reads the index waits for a first index that is being built; the
+/// notes saying how partial or stale the index still is.
+async fn index_state_notes(core: &Core, p: &ProjectRow) -> Vec<String> {
+    let mut notes = Vec::new();
+    let state = core.projects.state(p).await;
+    if let IndexState::Building { .. } = state
+        && !core.projects.wait_idle(p.id, core.first_query_wait).await
+        && let IndexState::Building { done, total } = core.projects.state(p).await
+    {
+        let pct = (done * 100).checked_div(total).unwrap_or(0);
+        notes.push(format!(
                 "INDEXING {pct}%: project `{}` is still being indexed ({done} of {total} files); results so far are partial; retry in a few seconds",
                 p.slug
             ));
-        } else if let IndexState::Stale { done, total } = state {
-            // A re-index over an existing index: answers come from a mix of
-            // updated and not-yet-updated files, each file consistent in itself.
-            notes.push(if total > 0 {
+    } else if let IndexState::Stale { done, total } = state {
+        // A re-index over an existing index: answers come from a mix of
+        // updated and not-yet-updated files, each file consistent in itself.
+        notes.push(if total > 0 {
                 format!("STALE: project `{}` is being re-indexed ({done} of {total} files checked); results for files not yet reached may be out of date", p.slug)
             } else {
                 format!("STALE: the last index run of `{}` did not finish; run index_workspace to bring it up to date", p.slug)
             });
-        }
-        notes
     }
+    notes
+}
 
-    /// Freshness before the call: the file the call names (`file_path`) is refreshed if
-    /// it changed since indexing; the paths that did.
-    async fn refresh_named_file(&self, p: &ProjectRow, args: &Map<String, Value>) -> Vec<String> {
-        if let Ok(Some(fp)) = host_str(args, "file_path")
-            && let Some(rel) = crate::call::paths::project_relative(Path::new(&p.root), fp)
-                .ok()
-                .or_else(|| crate::call::paths::lexical_relative(Path::new(&p.root), fp))
-        {
-            return self.refresh(p, vec![rel]).await;
-        }
-        Vec::new()
+/// Freshness before the call: the file the call names (`file_path`) is refreshed if
+/// it changed since indexing; the paths that did.
+async fn refresh_named_file(
+    projects: &ProjectManager,
+    p: &ProjectRow,
+    args: &Map<String, Value>,
+) -> Vec<String> {
+    if let Ok(Some(fp)) = host_str(args, "file_path")
+        && let Some(rel) = crate::call::paths::project_relative(Path::new(&p.root), fp)
+            .ok()
+            .or_else(|| crate::call::paths::lexical_relative(Path::new(&p.root), fp))
+    {
+        return refresh(projects, p, vec![rel]).await;
     }
+    Vec::new()
+}
 
-    /// The router call, kept fresh: the files the answer names are checked after it
-    /// (when `fresh_project` is set, a tool reading the index); if any changed, the call
-    /// runs again on the fresh index.
-    async fn call_fresh(
-        &self,
-        call: &mut RouterCall<'_>,
-        fresh_project: Option<&ProjectRow>,
-        mut refreshed: Vec<String>,
-        notes: &[String],
-        remarks: &[String],
-    ) -> Result<ToolAnswer, CallFailure> {
-        let outcome = call.run(&self.server.runtime, None).await;
-        let (Some(p), Ok(answer)) = (fresh_project, &outcome) else {
-            return outcome;
-        };
-        let named: Vec<String> = answer
-            .files
-            .iter()
-            .take(MAX_REFRESH_FILES)
-            .cloned()
-            .collect();
-        let changed = self.refresh(p, named).await;
-        if changed.is_empty() {
-            return outcome;
+/// Refreshes `paths` of `project`; returns the ones that changed.
+async fn refresh(
+    projects: &ProjectManager,
+    project: &ProjectRow,
+    paths: Vec<String>,
+) -> Vec<String> {
+    match projects.refresh(project, &paths).await {
+        Ok(r) => r.updated.into_iter().chain(r.removed).collect(),
+        Err(e) => {
+            tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "refreshing files failed");
+            Vec::new()
         }
-        refreshed.extend(changed);
-        call.answer_context.notes = host_notes(notes, &refreshed, remarks);
-        // The index changed under the first run: nothing it computed still holds.
-        call.scope.memo = Default::default();
-        call.reset_window();
-        call.run(&self.server.runtime, None).await
     }
+}
 
-    /// The router fitted its answer to the budget without the window's notes: when they
-    /// would push it over (and the host's cut would lose them), it answers again in
-    /// less, leaving them room. The outcome, the window's notes and the next offset.
-    async fn fit_window_notes(
-        &self,
-        call: &mut RouterCall<'_>,
-        budget: Option<u32>,
-        outcome: Result<ToolAnswer, CallFailure>,
-    ) -> (Result<ToolAnswer, CallFailure>, Vec<String>, Option<usize>) {
-        let (window_notes, next_window) = crate::call::windowed::notes(&call.scope.window.cuts());
-        if let (Some(b), Ok(answer)) = (budget, &outcome)
-            && !window_notes.is_empty()
-            && crate::call::tokens::count(&crate::call::windowed::mark(
-                answer.body.clone(),
-                &window_notes,
-                next_window,
-            )) > b
-        {
-            let room = crate::call::tokens::count(&window_notes.join("\n")) + 40;
-            let mut tighter = call.answer_context.clone();
-            tighter.call.budget_tokens = Some(b.saturating_sub(room).max(1));
-            call.reset_window();
-            let outcome = call.run(&self.server.runtime, Some(&tighter)).await;
-            let (window_notes, next_window) =
-                crate::call::windowed::notes(&call.scope.window.cuts());
-            return (outcome, window_notes, next_window);
-        }
-        (outcome, window_notes, next_window)
-    }
-
-    /// Refreshes `paths` of `project`; returns the ones that changed.
-    async fn refresh(&self, project: &ProjectRow, paths: Vec<String>) -> Vec<String> {
-        match self.server.core.projects.refresh(project, &paths).await {
-            Ok(r) => r.updated.into_iter().chain(r.removed).collect(),
-            Err(e) => {
-                tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "refreshing files failed");
-                Vec::new()
-            }
-        }
-    }
+/// A call checked before its project is known: the serving plugin, the tool and its
+/// traits, the coerced arguments with the remarks on them, the session, the host's
+/// arguments.
+struct Checked<'r> {
+    plugin: &'r Arc<Plugin>,
+    tool: &'r ToolDefinition,
+    traits: &'r ToolTraits,
+    args: Map<String, Value>,
+    remarks: Vec<String>,
+    session: crate::SessionState,
+    host: HostArguments,
 }
 
 /// The host's reading of the arguments every tool accepts, published or not.
@@ -592,6 +598,69 @@ impl<'a> RouterCall<'a> {
                 context.unwrap_or(&self.answer_context),
             )
             .await
+    }
+
+    /// The router call, kept fresh: the files the answer names are checked after it
+    /// (when `fresh` names a project, for a tool reading the index); if any changed, the call
+    /// runs again on the fresh index.
+    async fn run_fresh(
+        &mut self,
+        runtime: &Runtime,
+        fresh: Option<(&ProjectManager, &ProjectRow)>,
+        mut refreshed: Vec<String>,
+        notes: &[String],
+        remarks: &[String],
+    ) -> Result<ToolAnswer, CallFailure> {
+        let outcome = self.run(runtime, None).await;
+        let (Some((projects, p)), Ok(answer)) = (fresh, &outcome) else {
+            return outcome;
+        };
+        let named: Vec<String> = answer
+            .files
+            .iter()
+            .take(MAX_REFRESH_FILES)
+            .cloned()
+            .collect();
+        let changed = refresh(projects, p, named).await;
+        if changed.is_empty() {
+            return outcome;
+        }
+        refreshed.extend(changed);
+        self.answer_context.notes = host_notes(notes, &refreshed, remarks);
+        // The index changed under the first run: nothing it computed still holds.
+        self.scope.memo = Default::default();
+        self.reset_window();
+        self.run(runtime, None).await
+    }
+
+    /// The router fitted its answer to the budget without the window's notes: when they
+    /// would push it over (and the host's cut would lose them), it answers again in
+    /// less, leaving them room. The outcome, the window's notes and the next offset.
+    async fn fit_window_notes(
+        &mut self,
+        runtime: &Runtime,
+        budget: Option<u32>,
+        outcome: Result<ToolAnswer, CallFailure>,
+    ) -> (Result<ToolAnswer, CallFailure>, Vec<String>, Option<usize>) {
+        let (window_notes, next_window) = crate::call::windowed::notes(&self.scope.window.cuts());
+        if let (Some(b), Ok(answer)) = (budget, &outcome)
+            && !window_notes.is_empty()
+            && crate::call::tokens::count(&crate::call::windowed::mark(
+                answer.body.clone(),
+                &window_notes,
+                next_window,
+            )) > b
+        {
+            let room = crate::call::tokens::count(&window_notes.join("\n")) + 40;
+            let mut tighter = self.answer_context.clone();
+            tighter.call.budget_tokens = Some(b.saturating_sub(room).max(1));
+            self.reset_window();
+            let outcome = self.run(runtime, Some(&tighter)).await;
+            let (window_notes, next_window) =
+                crate::call::windowed::notes(&self.scope.window.cuts());
+            return (outcome, window_notes, next_window);
+        }
+        (outcome, window_notes, next_window)
     }
 
     /// A new usage window from the call's arguments, for a run again.
@@ -748,11 +817,7 @@ mod tests {
             let args = v.as_object().unwrap().clone();
             let server = &server;
             let project = &project;
-            async move {
-                Dispatch { server }
-                    .check_path_arguments(project, &args, None)
-                    .await
-            }
+            async move { check_path_arguments(server.core.projects.db(), project, &args, None).await }
         };
         let in_dep = krate.join("src/lib.rs");
         assert_eq!(

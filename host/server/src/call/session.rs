@@ -22,7 +22,7 @@ use scryer_db::ProjectRow;
 use serde_json::{Map, Value};
 
 use crate::call::paths::{normalize, project_relative};
-use crate::{Server, SessionState, unknown_project};
+use crate::{Core, SessionState, unknown_project};
 
 /// Whether `dir` holds a file that makes it a project root worth indexing unasked: a
 /// `.git`, or one of some language's markers (`Cargo.toml`, `pyproject.toml`, ...).
@@ -100,153 +100,148 @@ fn is_project_root(dir: &Path) -> bool {
     dir.is_dir() && has_project_marker(dir)
 }
 
-/// Which project a session's call is about, over the server (`Server::session_project`).
-pub(crate) struct Sessions<'s> {
-    pub(crate) server: &'s Server,
+/// Step 1 of the cascade: the project holding the call's `file_path`, and the
+/// project-relative path to put in its place when it was relative to the session's cwd
+/// (which decides only when the file exists and no `project` is given).
+fn by_file_path(
+    all: &[ProjectRow],
+    session: &SessionState,
+    args: &Map<String, Value>,
+    explicit: bool,
+) -> Option<(ProjectRow, Option<String>)> {
+    let fp = arg_str(args, "file_path").ok()??;
+    if fp.contains('\0') {
+        return None;
+    }
+    let path = Path::new(fp.strip_prefix("file://").unwrap_or(fp));
+    if path.is_absolute() {
+        return longest_root(all, &canonical(path)).map(|p| (p.clone(), None));
+    }
+    let joined = session.cwd.join(path);
+    if explicit || !joined.exists() {
+        return None;
+    }
+    let real = canonical(&joined);
+    let p = longest_root(all, &real)?;
+    let rel = project_relative(Path::new(&p.root), &real.to_string_lossy()).ok()?;
+    Some((p.clone(), Some(rel)))
 }
 
-impl Sessions<'_> {
-    /// The project a call is about (the cascade in this module's header). May rewrite a
-    /// cwd-relative `file_path` to the project-relative path routers read.
-    pub(crate) async fn session_project(
-        &self,
-        session_id: u64,
-        session: &SessionState,
-        args: &mut Map<String, Value>,
-        writes: Option<&str>,
-    ) -> Result<Option<ProjectRow>, String> {
-        let db = self.server.core.projects.db();
-        let all = db
-            .projects()
+/// The project a call is about (the cascade in this module's header). May rewrite a
+/// cwd-relative `file_path` to the project-relative path routers read.
+pub(crate) async fn session_project(
+    core: &Core,
+    session_id: u64,
+    session: &SessionState,
+    args: &mut Map<String, Value>,
+    writes: Option<&str>,
+) -> Result<Option<ProjectRow>, String> {
+    let db = core.projects.db();
+    let all = db
+        .projects()
+        .await
+        .map_err(|e| format!("internal error: {e:#}"))?;
+    // A row another call is registering is read only once its first index run has
+    // started, so this call waits for that run like any call on a project building.
+    core.projects.settle_registrations().await;
+    let explicit = arg_str(args, "project")?;
+
+    // 1. file_path.
+    if let Some((p, rewritten)) = by_file_path(&all, session, args, explicit.is_some()) {
+        if let Some(rel) = rewritten {
+            // Routers read relative paths against the project root.
+            args.insert("file_path".into(), Value::String(rel));
+        }
+        return Ok(Some(p));
+    }
+
+    // 2. explicit project.
+    if let Some(sel) = explicit {
+        let found = db
+            .project_by_selector(sel)
             .await
             .map_err(|e| format!("internal error: {e:#}"))?;
-        // A row another call is registering is read only once its first index run has
-        // started, so this call waits for that run like any call on a project building.
-        self.server.core.projects.settle_registrations().await;
-        let explicit = arg_str(args, "project")?;
-
-        // 1. file_path.
-        if let Ok(Some(fp)) = arg_str(args, "file_path")
-            && !fp.contains('\0')
-        {
-            let raw = fp.strip_prefix("file://").unwrap_or(fp);
-            let path = Path::new(raw);
-            if path.is_absolute() {
-                if let Some(p) = longest_root(&all, &canonical(path)) {
-                    return Ok(Some(p.clone()));
-                }
-            } else if explicit.is_none() {
-                let joined = session.cwd.join(path);
-                if joined.exists() {
-                    let real = canonical(&joined);
-                    if let Some(p) = longest_root(&all, &real)
-                        && let Ok(rel) =
-                            project_relative(Path::new(&p.root), &real.to_string_lossy())
-                    {
-                        // Routers read relative paths against the project root.
-                        args.insert("file_path".into(), Value::String(rel));
-                        return Ok(Some(p.clone()));
-                    }
-                }
+        return match found {
+            Some(p) => Ok(Some(p)),
+            None => {
+                let known: Vec<String> = all.iter().map(|p| p.slug.clone()).collect();
+                Err(unknown_project(sel, &known))
             }
-        }
-
-        // 2. explicit project.
-        if let Some(sel) = explicit {
-            let found = db
-                .project_by_selector(sel)
-                .await
-                .map_err(|e| format!("internal error: {e:#}"))?;
-            return match found {
-                Some(p) => Ok(Some(p)),
-                None => {
-                    let known: Vec<String> = all.iter().map(|p| p.slug.clone()).collect();
-                    Err(unknown_project(sel, &known))
-                }
-            };
-        }
-
-        // 3. the session's active project.
-        if let Some(id) = session.active_project
-            && let Some(p) = all.iter().find(|p| p.id == id)
-        {
-            return Ok(Some(p.clone()));
-        }
-
-        if let Some(tool) = writes {
-            let known: Vec<&str> = all.iter().map(|p| p.slug.as_str()).collect();
-            return Err(format!(
-                "`{tool}` writes or deletes a project's records, so it acts only on a project this call or session names: \
-                 pass `project` (slug, id or root path), or call switch_active_project first; registered projects: {}",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            ));
-        }
-
-        // 4. the session roots, else its cwd.
-        let roots: Vec<PathBuf> = if session.roots.is_empty() {
-            vec![canonical(&session.cwd)]
-        } else {
-            session.roots.iter().map(|r| canonical(r)).collect()
         };
-        if let Some(p) = roots.iter().find_map(|r| longest_root(&all, r)) {
-            return Ok(Some(p.clone()));
-        }
-
-        // 5. the only project.
-        if all.len() == 1 {
-            return Ok(all.into_iter().next());
-        }
-
-        match roots.iter().find(|r| is_project_root(r)) {
-            Some(root) => self.register_session_root(session_id, session, root).await,
-            None => Ok(None),
-        }
     }
 
-    /// A session root that is a project directory: registered (and its first index
-    /// started) once per session, so a project deleted later is not registered again
-    /// by the same session. A call that finds that registration begun by another call
-    /// (of any session) waits for it and answers about the project it registered.
-    async fn register_session_root(
-        &self,
-        session_id: u64,
-        session: &SessionState,
-        root: &Path,
-    ) -> Result<Option<ProjectRow>, String> {
-        let internal = |e: String| format!("internal error: {e}");
-        if !session.cwd_registered {
-            // Claim the registration, then mark the session: a call that sees the mark
-            // finds the claim (or its row).
-            let registration = self
-                .server
-                .core
-                .projects
-                .register_once(root.to_path_buf(), true);
-            self.server
-                .core
-                .update_session(session_id, |s| s.cwd_registered = true);
-            let project = registration.await.map_err(internal)?;
-            tracing::info!(project = %project.slug, root = %root.display(), "registered the session's project");
-            if let Some(w) = &self.server.core.watcher {
-                w.watch(&project);
+    // 3. the session's active project.
+    if let Some(id) = session.active_project
+        && let Some(p) = all.iter().find(|p| p.id == id)
+    {
+        return Ok(Some(p.clone()));
+    }
+
+    if let Some(tool) = writes {
+        let known: Vec<&str> = all.iter().map(|p| p.slug.as_str()).collect();
+        return Err(format!(
+            "`{tool}` writes or deletes a project's records, so it acts only on a project this call or session names: \
+                 pass `project` (slug, id or root path), or call switch_active_project first; registered projects: {}",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
             }
-            return Ok(Some(project));
-        }
-        if let Some(answer) = self.server.core.projects.in_flight(root).await {
-            return answer.map(Some).map_err(internal);
-        }
-        self.server
-            .core
-            .projects
-            .db()
-            .project_by_root(&root.to_string_lossy())
-            .await
-            .map_err(|e| format!("internal error: {e:#}"))
+        ));
     }
+
+    // 4. the session roots, else its cwd.
+    let roots: Vec<PathBuf> = if session.roots.is_empty() {
+        vec![canonical(&session.cwd)]
+    } else {
+        session.roots.iter().map(|r| canonical(r)).collect()
+    };
+    if let Some(p) = roots.iter().find_map(|r| longest_root(&all, r)) {
+        return Ok(Some(p.clone()));
+    }
+
+    // 5. the only project.
+    if all.len() == 1 {
+        return Ok(all.into_iter().next());
+    }
+
+    match roots.iter().find(|r| is_project_root(r)) {
+        Some(root) => register_session_root(core, session_id, session, root).await,
+        None => Ok(None),
+    }
+}
+
+/// A session root that is a project directory: registered (and its first index
+/// started) once per session, so a project deleted later is not registered again
+/// by the same session. A call that finds that registration begun by another call
+/// (of any session) waits for it and answers about the project it registered.
+async fn register_session_root(
+    core: &Core,
+    session_id: u64,
+    session: &SessionState,
+    root: &Path,
+) -> Result<Option<ProjectRow>, String> {
+    let internal = |e: String| format!("internal error: {e}");
+    if !session.cwd_registered {
+        // Claim the registration, then mark the session: a call that sees the mark
+        // finds the claim (or its row).
+        let registration = core.projects.register_once(root.to_path_buf(), true);
+        core.update_session(session_id, |s| s.cwd_registered = true);
+        let project = registration.await.map_err(internal)?;
+        tracing::info!(project = %project.slug, root = %root.display(), "registered the session's project");
+        if let Some(w) = &core.watcher {
+            w.watch(&project);
+        }
+        return Ok(Some(project));
+    }
+    if let Some(answer) = core.projects.in_flight(root).await {
+        return answer.map(Some).map_err(internal);
+    }
+    core.projects
+        .db()
+        .project_by_root(&root.to_string_lossy())
+        .await
+        .map_err(|e| format!("internal error: {e:#}"))
 }
 
 #[cfg(test)]

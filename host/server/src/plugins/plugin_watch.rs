@@ -22,11 +22,11 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use notify::{RecursiveMode, Watcher as _};
+use scryer_runtime::Runtime;
 use scryer_runtime::installed::PluginHome;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
-use crate::Server;
 use crate::plugins::profiles::Wanted;
 use crate::plugins::registry::{Origin, Registry, Status};
 
@@ -161,82 +161,79 @@ impl Live {
     }
 }
 
-/// Watches `home` for the life of the process and hot-swaps the installed plugins of
-/// `server`; with `load_first`, loads them first (the start's load, done after sessions
+/// Watches `home` for the life of the process and hot-swaps the installed plugins
+/// into `live` (compiled with `runtime`); with `load_first`, loads them first (the start's load, done after sessions
 /// are accepted). A process loading on demand (ADR 0030) passes neither `load_first`
 /// nor `report_now`: nothing is wanted before the first session, whose profile asks for
 /// the load ([`load_newly_wanted`]), and the serving report is first written after it.
 /// Watching fails soft: without it, plugins change at the next start.
 pub(crate) fn start(
-    server: Server,
+    live: Arc<Live>,
+    runtime: Runtime,
     home: PluginHome,
     db_label: String,
     load_first: bool,
     report_now: bool,
 ) {
     if load_first {
-        server.live.installed_pending();
+        live.installed_pending();
     }
     let Some(watcher) = watch_home(&home) else {
         if load_first {
-            tokio::spawn(async move { first_load(&server, &home).await });
+            tokio::spawn(async move { first_load(&live, &runtime, &home).await });
         }
         return;
     };
     let (watcher, tx, rx) = watcher;
-    *server.live.nudge.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    *live.nudge.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
     let report = ServingReport::path(&home, std::process::id());
     tokio::spawn(async move {
         // Owned by the task: dropped (watching stops, the report is deleted) when the
         // runtime shuts down with the process.
         let _watcher = watcher;
         if load_first {
-            first_load(&server, &home).await;
+            first_load(&live, &runtime, &home).await;
         }
         remove_dead_reports(&home);
         if report_now {
-            write_report(&report, &db_label, &server.live.load());
+            write_report(&report, &db_label, &live.load());
         }
         remove_at_exit(report.clone());
         let _report = RemoveOnDrop(report.clone());
         let mut rx = rx;
         while rx.recv().await.is_some() {
             settle(&mut rx).await;
-            reload(&server, &home).await;
-            server.live.installed.send_replace(true);
-            write_report(&report, &db_label, &server.live.load());
+            reload(&live, &runtime, &home).await;
+            live.installed.send_replace(true);
+            write_report(&report, &db_label, &live.load());
         }
     });
 }
 
 /// Loads the installed plugins a new session's profile names (ADR 0030): calls to tools
-/// not served yet wait for it, as for the start's load.
-pub(crate) fn load_newly_wanted(server: &Server) {
-    server.live.installed_pending();
-    let nudge = server
-        .live
-        .nudge
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
+/// not served yet wait for it, as for the start's load. Without a watching task they
+/// load here, from `home` with `runtime`.
+pub(crate) fn load_newly_wanted(live: &Arc<Live>, runtime: &Runtime, home: Option<&PluginHome>) {
+    live.installed_pending();
+    let nudge = live.nudge.lock().unwrap_or_else(|p| p.into_inner()).clone();
     match nudge {
         Some(tx) if tx.send(()).is_ok() => {}
         // No watching task: load them here.
         _ => {
-            let Some(home) = server.pool_home().cloned() else {
-                server.live.installed.send_replace(true);
+            let Some(home) = home.cloned() else {
+                live.installed.send_replace(true);
                 return;
             };
-            let server = server.clone();
-            tokio::spawn(async move { first_load(&server, &home).await });
+            let (live, runtime) = (live.clone(), runtime.clone());
+            tokio::spawn(async move { first_load(&live, &runtime, &home).await });
         }
     }
 }
 
 /// The start's load of the installed plugins, in a process already serving.
-async fn first_load(server: &Server, home: &PluginHome) {
-    reload(server, home).await;
-    server.live.installed.send_replace(true);
+async fn first_load(live: &Live, runtime: &Runtime, home: &PluginHome) {
+    reload(live, runtime, home).await;
+    live.installed.send_replace(true);
 }
 
 /// A watcher on the configuration and plugins directories, sending `()` on a change
@@ -300,7 +297,7 @@ fn is_plugin_state(path: &Path) -> bool {
 
 /// Loads the installed plugins again and swaps the result in. Holds the plugins lock
 /// while reading, so a `scryer plugin` command is never seen half done.
-async fn reload(server: &Server, home: &PluginHome) {
+async fn reload(live: &Live, runtime: &Runtime, home: &PluginHome) {
     let started = Instant::now();
     let lock_home = home.clone();
     let lock = match tokio::task::spawn_blocking(move || lock_home.lock()).await {
@@ -314,17 +311,15 @@ async fn reload(server: &Server, home: &PluginHome) {
             None
         }
     };
-    let wanted = server.live.wanted();
+    let wanted = live.wanted();
     let report = home
-        .load_wanted(&server.runtime, &|name, replaces| {
-            wanted.wants(name, replaces)
-        })
+        .load_wanted(runtime, &|name, replaces| wanted.wants(name, replaces))
         .await;
     drop(lock);
     for problem in &report.problems {
         tracing::warn!("installed plugins: {problem}");
     }
-    let swapped = server.live.update(|old| {
+    let swapped = live.update(|old| {
         let new = old.reloaded(report);
         new.log_installed();
         let changed = describe_changes(old, &new);

@@ -9,14 +9,15 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use scryer_runtime::Plugin;
 use scryer_runtime::installed::PluginHome;
 use scryer_runtime::policy::Policy;
 use scryer_runtime::profiles::{CORE_PLUGINS, Profiles, TierFilter};
+use scryer_runtime::{Plugin, Runtime};
 
+use crate::PluginSource;
 use crate::call::contract::Profile;
+use crate::plugins::plugin_watch::Live;
 use crate::plugins::registry::Registry;
-use crate::{PluginSource, Server};
 
 /// Which plugins the live profiles need: every one, or these names (an installed
 /// plugin replacing one of them counts as named).
@@ -103,9 +104,13 @@ fn installed_plugins(policy: &Policy) -> Vec<(String, Option<String>, Vec<String
         .collect()
 }
 
-/// Loading the routers a profile needs, over the server (`Server::prepare_profile`).
+/// Loading the routers a profile needs (`Server::prepare_profile`), over the parts of
+/// the server it uses: the built-in routers not loaded yet, the registry new calls
+/// start on, and the runtime that loads them.
 pub(crate) struct ProfileLoading<'s> {
-    pub(crate) server: &'s Server,
+    pub(crate) pool: &'s Pool,
+    pub(crate) live: &'s Arc<Live>,
+    pub(crate) runtime: &'s Runtime,
 }
 
 impl ProfileLoading<'_> {
@@ -115,11 +120,11 @@ impl ProfileLoading<'_> {
     pub(crate) async fn prepare_profile(&self, profile: &Profile) -> anyhow::Result<Profile> {
         // Only a session naming something reads the profile file: a broken one never
         // stops `core` or `full` sessions.
-        let defined = || match &self.server.pool.home {
+        let defined = || match &self.pool.home {
             Some(home) => Profiles::read(home.config_dir()).map_err(anyhow::Error::msg),
             None => Ok(Profiles::default()),
         };
-        let policy = match &self.server.pool.home {
+        let policy = match &self.pool.home {
             Some(home) => home.read_policy().unwrap_or_default(),
             None => Policy::default(),
         };
@@ -165,8 +170,8 @@ impl ProfileLoading<'_> {
 
     /// Every plugin name a profile may use: the host's and the installed ones.
     fn known_plugins(&self, installed: &[(String, Option<String>, Vec<String>)]) -> Vec<String> {
-        let mut known: BTreeSet<String> = self.server.pool.names.iter().cloned().collect();
-        for s in self.server.live.load().statuses() {
+        let mut known: BTreeSet<String> = self.pool.names.iter().cloned().collect();
+        for s in self.live.load().statuses() {
             known.insert(s.name.clone());
         }
         known.extend(installed.iter().map(|(n, _, _)| n.clone()));
@@ -208,10 +213,10 @@ impl ProfileLoading<'_> {
         }
         self.ensure_loaded(&Wanted {
             all: false,
-            names: self.server.pool.names.iter().cloned().collect(),
+            names: self.pool.names.iter().cloned().collect(),
         })
         .await?;
-        let registry = self.server.live.load();
+        let registry = self.live.load();
         let is_tool = |t: &String| {
             registry.tool(t).is_some() || installed.iter().any(|(_, _, ts)| ts.contains(t))
         };
@@ -237,7 +242,7 @@ impl ProfileLoading<'_> {
         tools: &[String],
         installed: &[(String, Option<String>, Vec<String>)],
     ) -> Vec<String> {
-        let registry = self.server.live.load();
+        let registry = self.live.load();
         tools
             .iter()
             .filter_map(|t| match registry.tool(t) {
@@ -255,7 +260,7 @@ impl ProfileLoading<'_> {
     /// (after the session is accepted, as at start: their tools arrive with
     /// `tools/list_changed`).
     pub(crate) async fn ensure_loaded(&self, wanted: &Wanted) -> anyhow::Result<()> {
-        let mut slots = self.server.pool.slots.lock().await;
+        let mut slots = self.pool.slots.lock().await;
         let missing: Vec<usize> = (0..slots.len())
             .filter(|&i| slots[i].plugin.is_none() && wanted.wants(&slots[i].name, None))
             .collect();
@@ -265,7 +270,7 @@ impl ProfileLoading<'_> {
                 .filter_map(|&i| slots[i].source.take())
                 .map(|source| {
                     tokio::spawn(crate::plugins::registry::load_one(
-                        self.server.runtime.clone(),
+                        self.runtime.clone(),
                         source,
                     ))
                 })
@@ -281,14 +286,14 @@ impl ProfileLoading<'_> {
             }
             let on_demand: Vec<Arc<Plugin>> =
                 slots.iter().filter_map(|s| s.plugin.clone()).collect();
-            self.server.live.update(|old| {
+            self.live.update(|old| {
                 // The routers loaded at start (`--plugin` files) keep their place after
                 // the built-in ones, as at start.
                 let mut host = on_demand.clone();
                 host.extend(
                     old.host_loaded()
                         .into_iter()
-                        .filter(|p| !self.server.pool.names.iter().any(|n| n == p.name())),
+                        .filter(|p| !self.pool.names.iter().any(|n| n == p.name())),
                 );
                 old.with_host(host)
             })?;
@@ -296,8 +301,12 @@ impl ProfileLoading<'_> {
         drop(slots);
         // Newly wanted installed plugins load, and the serving report says what is
         // loaded now.
-        if self.server.live.want(wanted) || !missing.is_empty() {
-            crate::plugins::plugin_watch::load_newly_wanted(self.server);
+        if self.live.want(wanted) || !missing.is_empty() {
+            crate::plugins::plugin_watch::load_newly_wanted(
+                self.live,
+                self.runtime,
+                self.pool.home(),
+            );
         }
         Ok(())
     }

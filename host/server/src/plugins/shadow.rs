@@ -9,12 +9,13 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use scryer_runtime::installed::PluginHome;
 use scryer_runtime::wit::{AnswerContext, CallError, ToolAnswer};
-use scryer_runtime::{CallFailure, CallScope, Plugin};
+use scryer_runtime::{CallFailure, CallScope, Plugin, Runtime};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Server;
+use crate::Core;
 
 /// Latencies kept per tool for the medians.
 const KEPT_LATENCIES: usize = 512;
@@ -211,58 +212,54 @@ pub(crate) struct LiveCall {
     pub(crate) serving_us: u32,
 }
 
-/// Shadow runs of candidate routers, over the server (`Server::shadow`).
-pub(crate) struct Shadows<'s> {
-    pub(crate) server: &'s Server,
+/// Runs `candidate` beside a live call that was already answered (or is being sent):
+/// a task of its own under the shadow limits, so it never delays or changes the live
+/// answer. What it finds goes to `core`'s book and the report under `home`.
+pub(crate) fn spawn(
+    runtime: Runtime,
+    core: Arc<Core>,
+    home: Option<PluginHome>,
+    candidate: Arc<Plugin>,
+    of: String,
+    live: LiveCall,
+) {
+    tokio::spawn(async move {
+        let mut scope = live.scope;
+        scope.plugin = candidate.name().into();
+        scope.memo = Default::default();
+        scope.window = Arc::new(
+            crate::call::windowed::for_call(
+                &serde_json::from_str(&live.arguments).unwrap_or_default(),
+            )
+            .unwrap_or_default(),
+        );
+        let started = Instant::now();
+        let answer = runtime
+            .call_shadow(
+                &candidate,
+                scope,
+                &live.tool,
+                &live.arguments,
+                &live.context,
+            )
+            .await;
+        let us = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
+        core.shadows.record(candidate.name(), &of, &live.tool, |t| {
+            tally(t, live.serving.as_ref(), live.serving_us, answer, us)
+        });
+        if let Some(home) = &home {
+            write_report(&core.shadows, &core.db_label, home);
+        }
+    });
 }
 
-impl Shadows<'_> {
-    /// Runs `candidate` beside a live call that was already answered (or is being
-    /// sent): a task of its own under the shadow limits, so it never delays or changes
-    /// the live answer.
-    pub(crate) fn shadow(&self, candidate: Arc<Plugin>, of: String, live: LiveCall) {
-        let server = self.server.clone();
-        tokio::spawn(async move {
-            let mut scope = live.scope;
-            scope.plugin = candidate.name().into();
-            scope.memo = Default::default();
-            scope.window = Arc::new(
-                crate::call::windowed::for_call(
-                    &serde_json::from_str(&live.arguments).unwrap_or_default(),
-                )
-                .unwrap_or_default(),
-            );
-            let started = Instant::now();
-            let answer = server
-                .runtime
-                .call_shadow(
-                    &candidate,
-                    scope,
-                    &live.tool,
-                    &live.arguments,
-                    &live.context,
-                )
-                .await;
-            let us = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
-            let book = &server.core.shadows;
-            book.record(candidate.name(), &of, &live.tool, |t| {
-                tally(t, live.serving.as_ref(), live.serving_us, answer, us)
-            });
-            Shadows { server: &server }.write_shadow_report();
-        });
-    }
-
-    /// Writes `<plugins dir>/.shadow-<pid>.json` (nothing without a plugin home).
-    fn write_shadow_report(&self) {
-        let Some(home) = self.server.pool_home() else {
-            return;
-        };
-        let report = self.server.core.shadows.report(&self.server.core.db_label);
-        let path = shadow_report_path(home, report.pid);
-        let text = serde_json::to_string_pretty(&report).unwrap_or_default();
-        if let Err(e) = scryer_runtime::policy::write_atomically(&path, text.as_bytes()) {
-            tracing::info!(path = %path.display(), error = %e, "cannot write the shadow report");
-        }
+/// Writes `<plugins dir>/.shadow-<pid>.json` from `book`.
+fn write_report(book: &Book, db_label: &str, home: &PluginHome) {
+    let report = book.report(db_label);
+    let path = shadow_report_path(home, report.pid);
+    let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+    if let Err(e) = scryer_runtime::policy::write_atomically(&path, text.as_bytes()) {
+        tracing::info!(path = %path.display(), error = %e, "cannot write the shadow report");
     }
 }
 
