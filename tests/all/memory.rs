@@ -271,11 +271,25 @@ async fn this_repository_s_docs_parse() {
     );
     let s = Scryer::start(&[], &[]).await;
     s.index(&root).await;
-    let all = s
-        .call_json("query_adrs", json!({"limit": 50, "max_tokens": 20000}))
-        .await;
-    eprintln!("query_adrs on this repository's docs: {all}");
-    assert!(all.get("notes").is_none(), "unreadable parts: {all}");
+    // Every page: the records outgrow one (50 items) as the project goes on.
+    let mut items: Vec<Value> = Vec::new();
+    let mut offset = 0;
+    loop {
+        let page = s
+            .call_json(
+                "query_adrs",
+                json!({"limit": 50, "offset": offset, "max_tokens": 20000}),
+            )
+            .await;
+        eprintln!("query_adrs on this repository's docs, offset {offset}: {page}");
+        assert!(page.get("notes").is_none(), "unreadable parts: {page}");
+        items.extend(page["items"].as_array().unwrap().iter().cloned());
+        match page["next_offset"].as_u64() {
+            Some(next) if next as usize > offset => offset = next as usize,
+            _ => break,
+        }
+    }
+    let all = json!({ "items": items });
     for f in &adr_files {
         let item = all["items"]
             .as_array()
