@@ -590,11 +590,8 @@ fn reference_count<H: Host + ?Sized>(
         host.precise_unresolved(d).unwrap_or_default(),
         host.precise_unread(d).unwrap_or_default(),
     );
-    fn at(s: &Site) -> (&str, u32, u32) {
-        (s.file_path.as_str(), s.line, s.column)
-    }
-    let unresolved: HashSet<(&str, u32, u32)> = unresolved.iter().map(at).collect();
-    let unread: HashSet<(&str, u32, u32)> = unread.iter().map(at).collect();
+    let unresolved: HashSet<(&str, u32, u32)> = unresolved.iter().map(Site::place).collect();
+    let unread: HashSet<(&str, u32, u32)> = unread.iter().map(Site::place).collect();
     let fallback = |s: &Site| {
         precise
             .fallback_files
@@ -605,7 +602,7 @@ fn reference_count<H: Host + ?Sized>(
     // attributed.
     let tied = names
         .usages_where(host, c, &names.sites, |s| {
-            fallback(s) || unread.contains(&at(s)) || unresolved.contains(&at(s))
+            fallback(s) || unread.contains(&s.place()) || unresolved.contains(&s.place())
         })?
         .tied;
     let heuristic = tied
@@ -613,8 +610,8 @@ fn reference_count<H: Host + ?Sized>(
         .filter(|&&(k, tie)| {
             let s = &names.sites[k];
             fallback(s)
-                || unread.contains(&at(s))
-                || (tie.answers_unresolved() && unresolved.contains(&at(s)))
+                || unread.contains(&s.place())
+                || (tie.answers_unresolved() && unresolved.contains(&s.place()))
         })
         .count();
     Ok(Some((

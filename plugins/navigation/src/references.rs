@@ -1059,17 +1059,10 @@ fn precise_group<'s>(
     fallback: &BTreeSet<String>,
     unresolved: &[Site],
 ) -> ToolResult<PreciseGroup<'s>> {
-    let unresolved_at: BTreeSet<(&str, u32, u32)> = unresolved
-        .iter()
-        .map(|s| (s.file_path.as_str(), s.line, s.column))
-        .collect();
+    let unresolved_at: BTreeSet<(&str, u32, u32)> = unresolved.iter().map(Site::place).collect();
     // Of those, the ones in code the indexer did not read: answered as an edited file is.
-    let unread: BTreeSet<(String, u32, u32)> = host
-        .precise_unread(&names.defs[c])
-        .unwrap_or_default()
-        .into_iter()
-        .map(|s| (s.file_path, s.line, s.column))
-        .collect();
+    let unread_sites = host.precise_unread(&names.defs[c]).unwrap_or_default();
+    let unread: BTreeSet<(&str, u32, u32)> = unread_sites.iter().map(Site::place).collect();
     let mut group: Vec<(&Site, Tie)> = precise.sites.iter().map(|s| (s, Tie::Exact)).collect();
     let (mut name_matched, mut taken, mut open) = (0, 0, 0);
     // A trait item's implementations (`impl Trait for T { fn item .. }`) are among the
@@ -1077,13 +1070,12 @@ fn precise_group<'s>(
     if !fallback.is_empty() || !unresolved.is_empty() {
         // Only sites in fallen-back files or left unresolved can be taken.
         let usages = names.usages_where(host, c, &names.sites, |s| {
-            fallback.contains(&s.file_path)
-                || unresolved_at.contains(&(s.file_path.as_str(), s.line, s.column))
+            fallback.contains(&s.file_path) || unresolved_at.contains(&s.place())
         })?;
         for &(k, tie) in &usages.tied {
             let s = &names.sites[k];
-            let left = unresolved_at.contains(&(s.file_path.as_str(), s.line, s.column));
-            let read = !unread.contains(&(s.file_path.clone(), s.line, s.column));
+            let left = unresolved_at.contains(&s.place());
+            let read = !unread.contains(&s.place());
             if left && read && !fallback.contains(&s.file_path) && !tie.answers_unresolved() {
                 open += 1;
             } else if fallback.contains(&s.file_path) || left {

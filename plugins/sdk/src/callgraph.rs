@@ -441,12 +441,9 @@ fn fallback_files(precise: &PreciseUsages) -> HashSet<&str> {
         .collect()
 }
 
-/// Where each site is written: (file, line, column).
+/// Where each site is written.
 fn places<'s>(sites: impl IntoIterator<Item = &'s Site>) -> HashSet<(&'s str, u32, u32)> {
-    sites
-        .into_iter()
-        .map(|s| (s.file_path.as_str(), s.line, s.column))
-        .collect()
+    sites.into_iter().map(Site::place).collect()
 }
 
 /// The edges precise data ties to the definition: in files whose precise data applies,

@@ -35,6 +35,13 @@ pub struct Site {
     pub line_text: Option<String>,
 }
 
+impl Site {
+    /// Where it is written: (file, line, column).
+    pub fn place(&self) -> (&str, u32, u32) {
+        (self.file_path.as_str(), self.line, self.column)
+    }
+}
+
 /// A `calls` / `implements` / `instantiates` / `reexports` edge as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Edge {
