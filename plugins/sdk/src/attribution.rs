@@ -670,9 +670,23 @@ impl NameIndex {
         usage_sites: &[Site],
         owner_files: Option<&HashSet<String>>,
     ) -> Usages {
-        let attributions: Vec<Attribution> =
-            usage_sites.iter().map(|s| self.attribute(s)).collect();
-        self.usages_attributed(c, usage_sites, &attributions, owner_files)
+        let family = self.family(c);
+        let mut out = Usages::default();
+        for (k, site) in usage_sites.iter().enumerate() {
+            if self.may_name(site, &family) {
+                let attribution = self.attribute(site);
+                self.classify(&family, k, site, &attribution, owner_files, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Whether `site` may be a use of one of `family`: `false` only when
+    /// [`attribute`](Self::attribute) provably ties it elsewhere
+    /// ([`resolve::may_name`]), so a common name's other owners' sites are not
+    /// attributed one by one.
+    pub fn may_name(&self, site: &Site, family: &[usize]) -> bool {
+        resolve::may_name(site, &self.defs, &self.scope, family)
     }
 
     /// [`usages_of`](Self::usages_of) over only the sites `keep` admits (indices still
@@ -689,7 +703,10 @@ impl NameIndex {
         let owner_files = owner_files(host, &self.defs[c])?;
         let family = self.family(c);
         let mut out = Usages::default();
-        for (k, site) in usage_sites.iter().enumerate().filter(|(_, s)| keep(s)) {
+        for (k, site) in usage_sites.iter().enumerate() {
+            if !keep(site) || !self.may_name(site, &family) {
+                continue;
+            }
             self.classify(
                 &family,
                 k,

@@ -5,7 +5,6 @@
 //! definitions with the same attribution references get (see [`crate::attribution`]),
 //! and caches what it looks up, since a traversal meets the same names again and again.
 
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -88,21 +87,16 @@ pub struct CallGraph<'h, H: Host + ?Sized> {
     symbols: HashMap<String, Option<Sym>>,
     /// A name's edges of some kinds (attributed per focus, or matched to precise sites).
     edges: HashMap<(String, Vec<String>), Rc<Vec<Edge>>>,
+    /// The same edges seen as sites, for attribution.
+    edge_sites: HashMap<(String, Vec<String>), Rc<Vec<Site>>>,
     owner_files: HashMap<String, Option<Rc<HashSet<String>>>>,
 }
 
-/// A name's index around a focus, with the edges of each kind list attributed once
-/// (a traversal asks about several definitions of a common name: the same edges, the
-/// same scope, the same attributions).
+/// A name's index around a focus (a traversal asks about several definitions of a
+/// common name: the same edges, the same scope; the scope's memo keeps what its
+/// attributions share).
 struct Focused {
     index: Rc<NameIndex>,
-    attributed: RefCell<HashMap<Vec<String>, Rc<Attributed>>>,
-}
-
-/// The edges of some kinds to a name, as sites, and each site's attribution.
-struct Attributed {
-    sites: Vec<Site>,
-    attributions: Vec<Attribution>,
 }
 
 impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
@@ -114,6 +108,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
             defined: HashMap::new(),
             symbols: HashMap::new(),
             edges: HashMap::new(),
+            edge_sites: HashMap::new(),
             owner_files: HashMap::new(),
         }
     }
@@ -164,32 +159,24 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         let index = NameIndex::from_parts(self.host, name, defs.clone(), sites.clone(), &lookups)?;
         let f = Rc::new(Focused {
             index: Rc::new(index),
-            attributed: RefCell::new(HashMap::new()),
         });
         self.focused.insert(key, f.clone());
         Ok(f)
     }
 
-    /// The edges of `kinds` to `name`, attributed with `focused`'s index.
-    fn attributed(
-        &mut self,
-        focused: &Focused,
-        name: &str,
-        kinds: &[&str],
-    ) -> ToolResult<Rc<Attributed>> {
-        let key: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-        if let Some(a) = focused.attributed.borrow().get(&key) {
-            return Ok(a.clone());
+    /// The edges of `kinds` to `name` seen as sites, made once per traversal.
+    fn edge_sites(&mut self, name: &str, kinds: &[&str]) -> ToolResult<Rc<Vec<Site>>> {
+        let key = (
+            name.to_string(),
+            kinds.iter().map(|k| k.to_string()).collect::<Vec<_>>(),
+        );
+        if let Some(s) = self.edge_sites.get(&key) {
+            return Ok(s.clone());
         }
-        let edges = self.edges_of(name, kinds)?;
-        let sites: Vec<Site> = edges.iter().map(edge_site).collect();
-        let attributions = sites.iter().map(|s| focused.index.attribute(s)).collect();
-        let a = Rc::new(Attributed {
-            sites,
-            attributions,
-        });
-        focused.attributed.borrow_mut().insert(key, a.clone());
-        Ok(a)
+        let sites: Rc<Vec<Site>> =
+            Rc::new(self.edges_of(name, kinds)?.iter().map(edge_site).collect());
+        self.edge_sites.insert(key, sites.clone());
+        Ok(sites)
     }
 
     /// The definition with exactly this qualified name (the first of cfg variants).
@@ -284,9 +271,9 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
     }
 
     /// The heuristic's incoming edges of `def` among the name's edges of `kinds` that
-    /// `keep` admits, each site attributed among the name's definitions. All of them are
-    /// attributed once per traversal and shared; a few are attributed on their own (a
-    /// site's attribution depends on that site alone).
+    /// `keep` admits, each site attributed among the name's definitions. Only the sites
+    /// that may name `def` are attributed ([`NameIndex::may_name`]): asked about one
+    /// `new`, the other owners' `X::new` calls are passed over.
     fn heuristic_incoming(
         &mut self,
         def: &Sym,
@@ -302,13 +289,8 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         let kept: Vec<usize> = (0..edges.len()).filter(|&k| keep(&edges[k])).collect();
         let files = self.owner_files(&names.defs[c])?;
         let usages = if kept.len() == edges.len() {
-            let attributed = self.attributed(&focused, &def.name, kinds)?;
-            names.usages_attributed(
-                c,
-                &attributed.sites,
-                &attributed.attributions,
-                files.as_deref(),
-            )
+            let sites = self.edge_sites(&def.name, kinds)?;
+            names.usages_with(c, &sites, files.as_deref())
         } else {
             let sites: Vec<Site> = kept.iter().map(|&k| edge_site(&edges[k])).collect();
             let mut u = names.usages_with(c, &sites, files.as_deref());

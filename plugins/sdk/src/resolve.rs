@@ -73,6 +73,10 @@ pub struct DefMemo {
     homes: OnceCell<Vec<Vec<String>>>,
     /// An imports map (by address) resolved for a crate: see [`Scope::resolved_imports`].
     resolved: RefCell<HashMap<(usize, String), ResolvedImports>>,
+    /// Verdicts on bare sites (no written qualifier) by file, then (site kind, crate):
+    /// nothing else about a bare site decides its verdict, and a common name's
+    /// thousands of `.fmt(f)` sites sit in a few hundred files.
+    bare: RefCell<HashMap<String, Vec<(String, String, Attribution)>>>,
 }
 
 /// (site kind, qualified?, the definitions such a site can name).
@@ -406,6 +410,52 @@ fn through_module<'h>(
 /// Ties a usage site to one of the same-named definitions `defs`, by the module doc's rules.
 pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
     let qualifier = site.qualifier.as_deref().filter(|q| !q.is_empty());
+    if qualifier.is_none() {
+        return attribute_bare(site, defs, scope);
+    }
+    attribute_once(site, defs, scope, qualifier)
+}
+
+/// [`attribute`] for a site with no written qualifier: its verdict depends only on its
+/// file, its kind and its crate (see [`AtSite::by_scope`]), so it is worked out once
+/// per (file, kind, crate) and kept in the scope's memo.
+fn attribute_bare(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
+    let crate_name = crate_of(site);
+    if let Some(kept) = scope.memo.bare.borrow().get(&site.file_path)
+        && let Some((_, _, a)) = kept
+            .iter()
+            .find(|(k, c, _)| *k == site.kind && c == crate_name)
+    {
+        return a.clone();
+    }
+    let a = attribute_once(site, defs, scope, None);
+    scope
+        .memo
+        .bare
+        .borrow_mut()
+        .entry(site.file_path.clone())
+        .or_default()
+        .push((site.kind.clone(), crate_name.to_string(), a.clone()));
+    a
+}
+
+/// The crate a site is in: the first segment of its enclosing symbol, as `segments`
+/// would split it; no allocation.
+fn crate_of(site: &Site) -> &str {
+    site.enclosing_symbol
+        .split("::")
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+        .unwrap_or("crate")
+}
+
+/// [`attribute`], worked out.
+fn attribute_once(
+    site: &Site,
+    defs: &[Sym],
+    scope: &Scope,
+    qualifier: Option<&str>,
+) -> Attribution {
     let compat = compatible_candidates(site, defs, scope, qualifier.is_some());
     if compat.is_empty() {
         return Attribution::Excluded;
@@ -417,6 +467,51 @@ pub fn attribute(site: &Site, defs: &[Sym], scope: &Scope) -> Attribution {
         return verdict;
     }
     at.by_scope(qualifier.is_some(), compat.to_vec())
+}
+
+/// Whether [`attribute`] may tie `site` to one of `family` (definition indices): `false`
+/// only when it provably cannot, from what decides first and cheaply. A qualified site
+/// whose path ends in an owner (`Mutex::new`) is attributed among that owner's items
+/// (or, when it owns none, among trait items and unowned ones), so asked about
+/// `AbortHandle::new` a common name's thousands of other owners' sites are passed over
+/// without being attributed. Conservative: anything the fast rules do not settle is
+/// `true` and gets attributed.
+pub fn may_name(site: &Site, defs: &[Sym], scope: &Scope, family: &[usize]) -> bool {
+    let qualifier = site.qualifier.as_deref().filter(|q| !q.is_empty());
+    let compat = compatible_candidates(site, defs, scope, qualifier.is_some());
+    // Every verdict is among the compatible candidates.
+    let mut wanted = family
+        .iter()
+        .copied()
+        .filter(|i| compat.binary_search(i).is_ok())
+        .peekable();
+    if wanted.peek().is_none() {
+        return false;
+    }
+    let Some(q) = qualifier else {
+        return true;
+    };
+    // A written module, a script module or a bare-name fallback yields only unowned
+    // candidates; `Self` depends on the enclosing item. Those are attributed.
+    let wanted: Vec<usize> = wanted.collect();
+    if wanted.iter().any(|&i| defs[i].owner.is_none()) {
+        return true;
+    }
+    let Some(last) = last_segment(q) else {
+        return true;
+    };
+    if q == "Self" || last == "Self" {
+        return true;
+    }
+    let owned = scope.defs_owned_by(defs).get(last);
+    let hits = owned.map_or(&[][..], Vec::as_slice);
+    if hits.iter().any(|i| compat.binary_search(i).is_ok()) {
+        // The verdict is among the owner's compatible items.
+        return wanted.iter().any(|i| hits.contains(i));
+    }
+    // No compatible item of that owner: a trait item or an unowned one, or nothing.
+    let traits = scope.trait_items(defs);
+    wanted.iter().any(|i| traits.binary_search(i).is_ok())
 }
 
 /// The definitions (indices) a site of this kind, qualified or not, can name.
@@ -444,13 +539,7 @@ impl<'a> AtSite<'a> {
     /// The context for one site; its crate is the first segment of its enclosing symbol.
     fn new(site: &'a Site, defs: &'a [Sym], scope: &'a Scope) -> Self {
         let homes = scope.homes(defs);
-        // The first segment, as `segments` would split it; no allocation per site.
-        let crate_name = site
-            .enclosing_symbol
-            .split("::")
-            .map(str::trim)
-            .find(|s| !s.is_empty())
-            .unwrap_or("crate");
+        let crate_name = crate_of(site);
         AtSite {
             site,
             defs,
@@ -942,6 +1031,115 @@ mod tests {
             a(site("src/lib.rs", "call", None, "k::f")),
             Attribution::Excluded
         );
+    }
+
+    #[test]
+    fn may_name_is_false_only_where_attribution_names_none_of_the_family() {
+        let defs = [
+            def(
+                "k::shapes::Circle::new",
+                "method",
+                Some("Circle"),
+                "src/shapes.rs",
+            ),
+            def(
+                "k::shapes::Square::new",
+                "method",
+                Some("Square"),
+                "src/shapes.rs",
+            ),
+            def("k::Shape::new", "method", Some("Shape"), "src/lib.rs"),
+            def("k::util::new", "function", None, "src/util.rs"),
+            def(
+                "k::other::Circle::new",
+                "method",
+                Some("Circle"),
+                "src/other.rs",
+            ),
+        ];
+        let mut scope = Scope::default();
+        scope.trait_owners.insert("Shape".into());
+        scope
+            .name_imports
+            .insert("src/main.rs".into(), vec!["crate::util".into()]);
+        let qualifiers = [
+            None,
+            Some("Circle"),
+            Some("shapes::Square"),
+            Some("other::Circle"),
+            Some("Self"),
+            Some("Shape"),
+            Some("util"),
+            Some("crate::util"),
+            Some("crate"),
+            Some("Vec"),
+            Some("std::fs"),
+            Some("T"),
+        ];
+        let mut rejected = 0;
+        for q in qualifiers {
+            for kind in ["call", "method_call", "field", "use", "type"] {
+                for file in ["src/lib.rs", "src/shapes.rs", "src/main.rs"] {
+                    for enclosing in ["k::f", "k::shapes::Square::both", "k::Shape::g"] {
+                        let s = site(file, kind, q, enclosing);
+                        let named = match attribute(&s, &defs, &scope) {
+                            Attribution::Resolved(i, _) => vec![i],
+                            Attribution::Open(set) => set,
+                            Attribution::Excluded => vec![],
+                        };
+                        for i in 0..defs.len() {
+                            let may = may_name(&s, &defs, &scope, &[i]);
+                            assert!(may || !named.contains(&i), "{s:?} names {i}");
+                            rejected += usize::from(!may);
+                        }
+                    }
+                }
+            }
+        }
+        // `Circle::new(..)` is passed over when asked about `Square::new`.
+        let circle = site("src/lib.rs", "call", Some("Circle"), "k::f");
+        assert!(!may_name(&circle, &defs, &scope, &[1]));
+        assert!(may_name(&circle, &defs, &scope, &[0]));
+        assert!(rejected > 100, "{rejected}");
+    }
+
+    #[test]
+    fn a_bare_sites_kept_verdict_is_per_file_kind_and_crate() {
+        let defs = [
+            def("k::a::run", "function", None, "src/a.rs"),
+            def("k::b::run", "function", None, "src/b.rs"),
+            def("k::b::Job::run", "method", Some("Job"), "src/b.rs"),
+            def("j::run", "function", None, "src/a.rs"),
+        ];
+        let scope = || {
+            let mut scope = Scope::default();
+            scope
+                .name_imports
+                .insert("src/c.rs".into(), vec!["crate::b".into()]);
+            scope
+        };
+        let kept = scope();
+        let mut sites = Vec::new();
+        for file in ["src/a.rs", "src/b.rs", "src/c.rs", "src/d.py"] {
+            for kind in ["call", "method_call", "type", "field"] {
+                for enclosing in ["k::m::f", "j::m::f", "k::b::Job::g"] {
+                    sites.push(site(file, kind, None, enclosing));
+                }
+            }
+        }
+        // Asked in any order, a kept verdict is the one a fresh scope works out.
+        for s in sites.iter().chain(sites.iter().rev()) {
+            assert_eq!(
+                attribute(s, &defs, &kept),
+                attribute(s, &defs, &scope()),
+                "{s:?}"
+            );
+        }
+        let verdicts: HashSet<String> = sites
+            .iter()
+            .map(|s| format!("{:?}", attribute(s, &defs, &kept)))
+            .collect();
+        assert!(verdicts.len() >= 4, "{verdicts:?}");
     }
 
     #[test]
