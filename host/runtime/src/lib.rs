@@ -610,6 +610,9 @@ pub(crate) fn engine_config(limits: &Limits) -> Config {
     pool.max_memories_per_component(4);
     pool.max_tables_per_component(8);
     pool.max_memory_size(limits.memory_bytes);
+    pool.linear_memory_keep_resident(limits::WARM_MEMORY_BYTES.min(limits.memory_bytes));
+    pool.max_unused_warm_slots(limits::WARM_SLOTS);
+    pool.pagemap_scan(wasmtime::Enabled::Auto);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     // No native-to-wasm address maps (10% of the routers' code, 1.75 MB): they only put
     // wasm offsets into trap backtraces, which name the functions without them; traps

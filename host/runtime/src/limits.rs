@@ -67,6 +67,17 @@ impl Limits {
     }
 }
 
+/// Linear memory an instance slot keeps resident after a call, reset by `memset` of the
+/// pages the call dirtied (found with Linux's `PAGEMAP_SCAN`) instead of `madvise`: the
+/// next call in that slot takes no page faults on it. A call over common names touches a
+/// few MiB (sites and their strings), and faulting them in again was about a tenth of
+/// such a call (docs/learnings/latency.md, stop 30).
+pub const WARM_MEMORY_BYTES: usize = 16 << 20;
+
+/// Instance slots kept warm for other routers beyond those in use: bounds the resident
+/// memory [`WARM_MEMORY_BYTES`] may hold to about (this + concurrent calls) slots.
+pub const WARM_SLOTS: u32 = 12;
+
 /// Longest error message a router's typed error may carry to the client, in bytes;
 /// the rest is cut at a character boundary and counted in the message (a router once
 /// returned 10 MB of error text, which reached the agent whole).
@@ -302,6 +313,11 @@ mod tests {
         assert_eq!(l.max_answer_bytes, 4 * 1024 * 1024);
         assert_eq!(l.deadline_ticks(), 500);
         l.validate().unwrap();
+        // Warm slots keep at most a quarter of a call's memory cap each, a shadow
+        // call's half: (slots + calls) x 16 MiB bounds what stays resident.
+        assert_eq!(WARM_MEMORY_BYTES, 16 << 20);
+        assert!(WARM_MEMORY_BYTES <= l.memory_bytes / 4);
+        assert!(WARM_MEMORY_BYTES <= SHADOW_MEMORY_BYTES / 2);
     }
 
     #[test]
