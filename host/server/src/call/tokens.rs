@@ -4,25 +4,117 @@
 //! and what the host measures are the same number. Counting is on every call's path
 //! (budget fitting renders and counts an answer several times): `bpe-openai` counts
 //! what tiktoken counts, several times faster (the test below holds them equal).
+//!
+//! The text is split into pieces here rather than by `bpe-openai`'s own splitter, with
+//! the same patterns, for two reasons measured on answers (docs/learnings/latency.md,
+//! stop 30): its regex takes a search cache from a shared pool once per piece, and on
+//! any thread but the pool's first that is a locked slow path (6% of a traced call);
+//! and an answer's pieces repeat (`"file_path"`, `":"`, the same paths), so each
+//! thread keeps the counts of pieces it has seen instead of encoding them again.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use bpe_openai::Tokenizer;
+use regex_automata::meta::{Cache, Regex};
+use regex_automata::{Anchored, Input};
 
 /// Loads the tokenizer; call at start-up so no request pays for it.
 pub fn warm_up() {
     bpe();
+    LazyLock::force(&SPLIT);
 }
 
 fn bpe() -> &'static Tokenizer {
     bpe_openai::cl100k_base()
 }
 
+/// cl100k's pre-tokenization, as `bpe-openai` 0.3 writes it: tiktoken's pattern with
+/// its negative look-ahead `\s+(?!\S)` rewritten as a second pattern whose match
+/// drops its last character (`bpe_openai::cl100k_base`).
+static SPLIT: LazyLock<Regex> = LazyLock::new(|| {
+    let words = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$";
+    Regex::new_many(&[words, "\\s+\\s", "\\s+"]).expect("cl100k's split patterns")
+});
+
+/// The pattern (by index in [`SPLIT`]) whose match ends in one look-ahead character.
+const LOOKAHEAD_PATTERN: usize = 1;
+
+/// Pieces a thread keeps the counts of; past it the memo starts again (the pieces
+/// that repeat come back at once).
+const PIECES_KEPT: usize = 50_000;
+
+/// Longest piece whose count is kept (longer ones rarely repeat).
+const PIECE_KEPT_BYTES: usize = 64;
+
+thread_local! {
+    static CACHE: RefCell<Cache> = RefCell::new(SPLIT.create_cache());
+    static PIECES: RefCell<HashMap<Box<str>, u32>> = RefCell::new(HashMap::new());
+}
+
 pub fn count(text: &str) -> u32 {
-    bpe().count(text) as u32
+    let bpe = &bpe().bpe;
+    CACHE.with_borrow_mut(|cache| {
+        PIECES.with_borrow_mut(|pieces| {
+            let mut total = 0u32;
+            let mut at = 0;
+            while at < text.len() {
+                let input = Input::new(&text[at..]).anchored(Anchored::Yes);
+                let Some(m) = SPLIT.search_with(cache, &input) else {
+                    break;
+                };
+                let mut end = at + m.end();
+                if m.pattern().as_usize() == LOOKAHEAD_PATTERN {
+                    let last = text[at..end].chars().next_back().map_or(0, char::len_utf8);
+                    end -= last;
+                }
+                let piece = &text[at..end];
+                total += piece_count(bpe, pieces, piece);
+                at = end;
+            }
+            total
+        })
+    })
+}
+
+/// One piece's token count, from the thread's memo when it was seen.
+fn piece_count(
+    bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding,
+    pieces: &mut HashMap<Box<str>, u32>,
+    piece: &str,
+) -> u32 {
+    if piece.len() > PIECE_KEPT_BYTES {
+        return bpe.count(piece.as_bytes()) as u32;
+    }
+    if let Some(&n) = pieces.get(piece) {
+        return n;
+    }
+    let n = bpe.count(piece.as_bytes()) as u32;
+    if pieces.len() >= PIECES_KEPT {
+        pieces.clear();
+    }
+    pieces.insert(piece.into(), n);
+    n
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    #[test]
+    fn counts_stay_right_when_the_piece_memo_fills_and_starts_again() {
+        let reference = tiktoken_rs::cl100k_base().unwrap();
+        let tiktoken = |t: &str| reference.encode_ordinary(t).len() as u32;
+        let words: Vec<String> = (0..super::PIECES_KEPT + 5_000)
+            .map(|i| format!(" w{i:x}q"))
+            .collect();
+        let text = words.concat();
+        assert_eq!(super::count(&text), tiktoken(&text));
+        let again = words[..100].concat();
+        assert_eq!(super::count(&again), tiktoken(&again));
+        assert!(super::PIECES.with_borrow(|p| p.len()) <= super::PIECES_KEPT);
+    }
 
     #[test]
     fn counts_cl100k_tokens() {
