@@ -12,7 +12,7 @@ use scryer_plugin_sdk::attribution::{SymbolQuery, Tie, parse_symbol, relative_pa
 use scryer_plugin_sdk::budget::fit_prefix;
 use scryer_plugin_sdk::callgraph::{CALL_KINDS, CallGraph, Target};
 use scryer_plugin_sdk::host::{Ctx, Edge, Facts, Format, Host, Sym};
-use scryer_plugin_sdk::{ToolError, ToolResult, to_compact_json};
+use scryer_plugin_sdk::{Field, ToolError, ToolResult, compact_object, to_compact_json};
 use serde_json::{Value, json};
 
 use crate::common::{Coverage, Root, def_json, location, resolve_root};
@@ -400,6 +400,13 @@ pub fn trace_call_hierarchy<H: Host + ?Sized>(
         facts: &facts,
         coverage: &coverage,
         nodes: &nodes[offset..],
+        node_json: match ctx.format {
+            Format::Json => nodes[offset..]
+                .iter()
+                .map(|n| to_compact_json(&n.json()))
+                .collect(),
+            Format::Text => Vec::new(),
+        },
         offset,
         total,
         callers,
@@ -536,6 +543,9 @@ struct TracePage<'a> {
     coverage: &'a Coverage,
     /// The nodes from `offset` on.
     nodes: &'a [Node],
+    /// Each of `nodes` as compact JSON (JSON answers only): rendered once, not once per
+    /// candidate the budget fit renders.
+    node_json: Vec<String>,
     offset: usize,
     /// All the nodes of the tree.
     total: usize,
@@ -579,31 +589,52 @@ impl TracePage<'_> {
             "trace_call_hierarchy(symbol: {:?}, direction: {direction:?}, depth: {}, offset: {next}) for the rest",
             root.qualified_name, query.depth
         );
-        let (ins, outs): (Vec<&Node>, Vec<&Node>) = shown.iter().partition(|n| n.dir == Dir::In);
-        let mut body = json!({
-            "symbol": query.q.text,
-            "definition": def_json(root),
-            "direction": direction,
-            "depth": query.depth,
-            "total_callers": if query.incoming { Some(callers) } else { None },
-            "total_callees": if query.outgoing { Some(callees) } else { None },
-            "offset": offset,
-            "returned": k,
-            "callers": ins.iter().map(|n| n.json()).collect::<Vec<_>>(),
-            "callees": outs.iter().map(|n| n.json()).collect::<Vec<_>>(),
-            "external": self.root_external,
-            "external_calls": (external_calls > 0).then_some(external_calls),
-            "name_only": (coverage.name_only > 0).then_some(coverage.name_only),
-            "unresolved": (coverage.unresolved > 0).then_some(coverage.unresolved),
-            "complete": complete,
-            "precision": self.precision,
-            "notes": self.notes,
-        });
+        let rendered = |dir: Dir| -> Vec<&str> {
+            shown
+                .iter()
+                .zip(&self.node_json)
+                .filter(|(n, _)| n.dir == dir)
+                .map(|(_, j)| j.as_str())
+                .collect()
+        };
+        let v = |value: Value| Field::Value(value);
+        let mut fields = vec![
+            ("symbol", v(json!(query.q.text))),
+            ("definition", v(def_json(root))),
+            ("direction", v(json!(direction))),
+            ("depth", v(json!(query.depth))),
+            ("total_callers", v(json!(query.incoming.then_some(callers)))),
+            ("total_callees", v(json!(query.outgoing.then_some(callees)))),
+            ("offset", v(json!(offset))),
+            ("returned", v(json!(k))),
+            ("callers", Field::Rendered(rendered(Dir::In))),
+            ("callees", Field::Rendered(rendered(Dir::Out))),
+            ("external", v(json!(self.root_external))),
+            (
+                "external_calls",
+                v(json!((external_calls > 0).then_some(external_calls))),
+            ),
+            (
+                "name_only",
+                v(json!(
+                    (coverage.name_only > 0).then_some(coverage.name_only)
+                )),
+            ),
+            (
+                "unresolved",
+                v(json!(
+                    (coverage.unresolved > 0).then_some(coverage.unresolved)
+                )),
+            ),
+            ("complete", v(json!(complete))),
+            ("precision", v(json!(self.precision))),
+            ("notes", v(json!(self.notes))),
+        ];
         if cut {
-            body["next_offset"] = json!(next);
-            body["see_also"] = json!(see_also);
+            fields.push(("next_offset", v(json!(next))));
+            fields.push(("see_also", v(json!(see_also))));
         }
-        to_compact_json(&body)
+        compact_object(fields)
     }
 
     /// The page with its first `k` nodes as text: a header, then the indented tree.

@@ -142,6 +142,52 @@ pub fn to_compact_json(value: &serde_json::Value) -> String {
     serde_json::to_string(&strip_empty(value.clone())).unwrap_or_else(|_| "{}".into())
 }
 
+/// A field of [`compact_object`]: a value, or a list whose items are already compact
+/// JSON (an answer's rows, rendered once and reused by every candidate a budget fit
+/// renders).
+pub enum Field<'a> {
+    Value(serde_json::Value),
+    Rendered(Vec<&'a str>),
+}
+
+/// The object of `fields` as [`to_compact_json`] writes it (keys in order, nulls and
+/// empty lists left out) without rendering the [`Field::Rendered`] lists again. Keys
+/// must be distinct.
+pub fn compact_object(fields: Vec<(&str, Field<'_>)>) -> String {
+    // The keys in the order a `serde_json::Map` keeps them (sorted, or as inserted
+    // when a build enables `preserve_order`), so the bytes are `to_compact_json`'s.
+    let mut order = serde_json::Map::new();
+    for (i, (key, _)) in fields.iter().enumerate() {
+        order.insert(key.to_string(), serde_json::Value::from(i));
+    }
+    let mut fields: Vec<Option<(&str, Field<'_>)>> = fields.into_iter().map(Some).collect();
+    let mut out = String::from("{");
+    for i in order.values().filter_map(serde_json::Value::as_u64) {
+        let Some((key, field)) = fields[i as usize].take() else {
+            continue;
+        };
+        let value = match field {
+            Field::Value(v) => {
+                let v = strip_empty(v);
+                if is_empty(&v) {
+                    continue;
+                }
+                serde_json::to_string(&v).unwrap_or_else(|_| "null".into())
+            }
+            Field::Rendered(items) if items.is_empty() => continue,
+            Field::Rendered(items) => format!("[{}]", items.join(",")),
+        };
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(key).unwrap_or_default());
+        out.push(':');
+        out.push_str(&value);
+    }
+    out.push('}');
+    out
+}
+
 /// Removes nulls, empty arrays and empty objects from a JSON value, recursively.
 /// Answers never carry them: an absent field already says "nothing here".
 pub fn strip_empty(value: serde_json::Value) -> serde_json::Value {
@@ -199,6 +245,39 @@ macro_rules! call_error_conversions {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_compact_object_is_the_compact_json_of_the_same_fields() {
+        use serde_json::json;
+        let rows = vec![
+            super::to_compact_json(&json!({"b": 1, "a": null, "c": []})),
+            super::to_compact_json(&json!({"x": "y\"z"})),
+        ];
+        let whole = json!({
+            "zeta": "last",
+            "rows": [{"b": 1, "a": null, "c": []}, {"x": "y\"z"}],
+            "none": [],
+            "empty": null,
+            "alpha": {"k": [1, null], "e": {}},
+            "n": 0,
+        });
+        let spliced = super::compact_object(vec![
+            ("zeta", super::Field::Value(json!("last"))),
+            (
+                "rows",
+                super::Field::Rendered(rows.iter().map(String::as_str).collect()),
+            ),
+            ("none", super::Field::Rendered(Vec::new())),
+            ("empty", super::Field::Value(json!(null))),
+            (
+                "alpha",
+                super::Field::Value(json!({"k": [1, null], "e": {}})),
+            ),
+            ("n", super::Field::Value(json!(0))),
+        ]);
+        assert_eq!(spliced, super::to_compact_json(&whole));
+        assert_eq!(super::compact_object(vec![]), "{}");
+    }
+
     use super::*;
     use serde_json::json;
 
