@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use scryer_plugin_sdk::args::{Args, check_text};
 use scryer_plugin_sdk::attribution::{NameIndex, SymbolQuery, Tie, line_texts, parse_symbol};
 use scryer_plugin_sdk::budget::fit_prefix;
-use scryer_plugin_sdk::{ToolResult, to_compact_json};
+use scryer_plugin_sdk::{Field, ToolResult, compact_object, to_compact_json};
 use serde_json::{Value, json};
 
 use scryer_plugin_sdk::host::{Ctx, Format, Host, PreciseUsages, Site, Sym};
@@ -332,6 +332,13 @@ fn render_group(
         precision,
         uses: &uses,
         items: &items[offset..page_end],
+        item_json: match ctx.format {
+            Format::Json => items[offset..page_end]
+                .iter()
+                .map(|i| to_compact_json(&i.json))
+                .collect(),
+            Format::Text => Vec::new(),
+        },
         offset,
         total,
         name_matched,
@@ -559,6 +566,9 @@ struct GroupPage<'a> {
     uses: &'a Uses<'a>,
     /// The rows of this page.
     items: &'a [Item],
+    /// Each of `items` as compact JSON (JSON answers only): rendered once, not once per
+    /// candidate the budget fit renders.
+    item_json: Vec<String>,
     offset: usize,
     /// The rows of the whole view.
     total: usize,
@@ -581,36 +591,42 @@ impl GroupPage<'_> {
     /// The page with its first `k` rows as JSON.
     fn json(&self, k: usize, cut: bool, complete: bool) -> String {
         let (q, offset, name_matched) = (self.q, self.offset, self.name_matched);
-        let shown = &self.items[..k];
         let view = view_name(q.view);
-        let mut body = json!({
-            "symbol": q.symbol.text,
-            "definition": self.def.map(def_json),
-            "view": view,
-            "total_sites": self.uses.ordered.len(),
-            "total_files": self.uses.files.len(),
-            "total_callers": self.uses.callers.len(),
-            "name_matched": if name_matched > 0 { Some(name_matched) } else { None },
-            "offset": offset,
-            "returned": k,
-            "items": shown.iter().map(|i| i.json.clone()).collect::<Vec<_>>(),
-            "complete": complete,
-            "precision": self.precision.label,
-        });
+        let v = |value: Value| Field::Value(value);
+        let mut fields = vec![
+            ("symbol", v(json!(q.symbol.text))),
+            ("definition", v(json!(self.def.map(def_json)))),
+            ("view", v(json!(view))),
+            ("total_sites", v(json!(self.uses.ordered.len()))),
+            ("total_files", v(json!(self.uses.files.len()))),
+            ("total_callers", v(json!(self.uses.callers.len()))),
+            (
+                "name_matched",
+                v(json!((name_matched > 0).then_some(name_matched))),
+            ),
+            ("offset", v(json!(offset))),
+            ("returned", v(json!(k))),
+            (
+                "items",
+                Field::Rendered(self.item_json[..k].iter().map(String::as_str).collect()),
+            ),
+            ("complete", v(json!(complete))),
+            ("precision", v(json!(self.precision.label))),
+        ];
         if cut {
-            body["next_offset"] = json!(offset + k);
-            body["see_also"] = json!(format!(
+            fields.push(("next_offset", v(json!(offset + k))));
+            fields.push(("see_also", v(json!(format!(
                 "find_references(symbol: {:?}, view: {view:?}, offset: {}) for the next page; view: \"files\" or \"callers\" for a summary",
                 q.symbol.text,
                 offset + k
-            ));
+            )))));
         }
         let mut all_notes = self.notes.clone();
         if !self.caveat.is_empty() {
             all_notes.push(format!("CAVEAT: not complete: {}", self.caveat.join("; ")));
         }
-        body["notes"] = json!(all_notes);
-        to_compact_json(&body)
+        fields.push(("notes", v(json!(all_notes))));
+        compact_object(fields)
     }
 
     /// The page with its first `k` rows as text: a header line, then a line per row.
