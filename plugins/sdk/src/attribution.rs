@@ -776,7 +776,7 @@ const MAX_LINE_TEXT: usize = 200;
 
 /// The site kinds a name's scope is built from (see [`build_scope`]): its imports and
 /// the `impl Trait for T` uses that name traits and tie implementors to them.
-const SCOPE_SITE_KINDS: &[&str] = &["use", "implements"];
+pub(crate) const SCOPE_SITE_KINDS: &[&str] = &["use", "implements"];
 
 /// The text of each `(file, line)` asked for, read from the files once per cluster
 /// of nearby lines. Loading a common name's sites without their text and reading only

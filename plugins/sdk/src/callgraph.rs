@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use crate::ToolResult;
 use crate::attribution::{
-    NameIndex, ScopeLookups, Tie, distinct_definitions, edge_site, owner_files,
+    NameIndex, SCOPE_SITE_KINDS, ScopeLookups, Tie, distinct_definitions, edge_site, owner_files,
 };
 use crate::host::{Edge, Host, PreciseUsages, Site, Sym};
 use crate::resolve::{Attribution, Strength};
@@ -72,13 +72,15 @@ impl Provenance {
 /// A name's distinct definitions and usage sites, as read.
 type NameRows = Rc<(Vec<Sym>, Vec<Site>)>;
 
-/// A name and the lookups its scope took.
-type FocusKey = (String, (Vec<String>, Vec<String>));
+/// A name, whether its index holds every usage site, and the lookups its scope took.
+type FocusKey = (String, bool, (Vec<String>, Vec<String>));
 
 pub struct CallGraph<'h, H: Host + ?Sized> {
     host: &'h H,
     /// A name's distinct definitions and usage sites, as read.
     read: HashMap<String, NameRows>,
+    /// A name's distinct definitions and its scope's sites ([`CallGraph::scope_rows`]).
+    scope_read: HashMap<String, NameRows>,
     /// Indices around a focus, by name and the lookups their scope took: foci whose
     /// scopes are equal share one index.
     focused: HashMap<FocusKey, Rc<Focused>>,
@@ -104,6 +106,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         CallGraph {
             host,
             read: HashMap::new(),
+            scope_read: HashMap::new(),
             focused: HashMap::new(),
             defined: HashMap::new(),
             symbols: HashMap::new(),
@@ -120,7 +123,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
     /// A name's definitions, sites and scope, built around `focus` (a qualified name).
     pub fn names(&mut self, name: &str, focus: Option<&str>) -> ToolResult<Rc<NameIndex>> {
         match focus {
-            Some(f) => Ok(self.focused(name, f)?.index.clone()),
+            Some(f) => Ok(self.focused(name, f, true)?.index.clone()),
             None => {
                 if let Some(n) = self.defined.get(name) {
                     return Ok(n.clone());
@@ -144,15 +147,46 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         Ok(r)
     }
 
-    /// [`NameIndex::load`] around `focus`, shared with the foci whose scope is the same.
-    fn focused(&mut self, name: &str, focus: &str) -> ToolResult<Rc<Focused>> {
-        let read = self.read(name)?;
+    /// A name's distinct definitions and only the sites its scope is built from (`use`
+    /// and `implements`): all that attributing edges to it needs. A common name's
+    /// thousands of other usages are not read for a traversal.
+    fn scope_rows(&mut self, name: &str) -> ToolResult<NameRows> {
+        if let Some(r) = self.scope_read.get(name) {
+            return Ok(r.clone());
+        }
+        let r = match self.read.get(name) {
+            Some(whole) => Rc::new((
+                whole.0.clone(),
+                whole
+                    .1
+                    .iter()
+                    .filter(|s| SCOPE_SITE_KINDS.contains(&s.kind.as_str()))
+                    .cloned()
+                    .collect(),
+            )),
+            None => {
+                let n = self.names(name, None)?;
+                Rc::new((n.defs.clone(), n.sites.clone()))
+            }
+        };
+        self.scope_read.insert(name.to_string(), r.clone());
+        Ok(r)
+    }
+
+    /// [`NameIndex::load`] around `focus`, shared with the foci whose scope is the same;
+    /// with every usage site of the name (`whole`) or only its scope's.
+    fn focused(&mut self, name: &str, focus: &str, whole: bool) -> ToolResult<Rc<Focused>> {
+        let read = if whole {
+            self.read(name)?
+        } else {
+            self.scope_rows(name)?
+        };
         let (defs, sites) = &*read;
         let focus: Vec<usize> = (0..defs.len())
             .filter(|&i| defs[i].qualified_name == focus)
             .collect();
         let lookups = ScopeLookups::around(defs, &focus, sites);
-        let key = (name.to_string(), lookups.key());
+        let key = (name.to_string(), whole, lookups.key());
         if let Some(f) = self.focused.get(&key) {
             return Ok(f.clone());
         }
@@ -206,7 +240,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
 
     /// The edges of `kinds` whose target is `def`, each with how firmly it is tied.
     pub fn incoming(&mut self, def: &Sym, kinds: &[&str]) -> ToolResult<Incoming> {
-        let read = self.read(&def.name)?;
+        let read = self.scope_rows(&def.name)?;
         let Some(target) = read
             .0
             .iter()
@@ -280,7 +314,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         kinds: &[&str],
         keep: impl Fn(&Edge) -> bool,
     ) -> ToolResult<Incoming> {
-        let focused = self.focused(&def.name, &def.qualified_name)?;
+        let focused = self.focused(&def.name, &def.qualified_name, false)?;
         let names = focused.index.clone();
         let edges = self.edges_of(&def.name, kinds)?;
         let Some(c) = names.position(&def.qualified_name) else {
