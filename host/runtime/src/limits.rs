@@ -78,6 +78,9 @@ pub const WARM_MEMORY_BYTES: usize = 16 << 20;
 /// memory [`WARM_MEMORY_BYTES`] may hold to about (this + concurrent calls) slots.
 pub const WARM_SLOTS: u32 = 12;
 
+// A shadow call's slot keeps no more warm than half of what it may grow to.
+const _: () = assert!(WARM_MEMORY_BYTES <= SHADOW_MEMORY_BYTES / 2);
+
 /// Longest error message a router's typed error may carry to the client, in bytes;
 /// the rest is cut at a character boundary and counted in the message (a router once
 /// returned 10 MB of error text, which reached the agent whole).
@@ -313,11 +316,10 @@ mod tests {
         assert_eq!(l.max_answer_bytes, 4 * 1024 * 1024);
         assert_eq!(l.deadline_ticks(), 500);
         l.validate().unwrap();
-        // Warm slots keep at most a quarter of a call's memory cap each, a shadow
-        // call's half: (slots + calls) x 16 MiB bounds what stays resident.
+        // Warm slots keep at most a quarter of a call's memory cap each:
+        // (slots + calls) x 16 MiB bounds what stays resident.
         assert_eq!(WARM_MEMORY_BYTES, 16 << 20);
         assert!(WARM_MEMORY_BYTES <= l.memory_bytes / 4);
-        assert!(WARM_MEMORY_BYTES <= SHADOW_MEMORY_BYTES / 2);
     }
 
     #[test]

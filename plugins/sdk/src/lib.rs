@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn a_compact_object_is_the_compact_json_of_the_same_fields() {
         use serde_json::json;
-        let rows = vec![
+        let rows = [
             super::to_compact_json(&json!({"b": 1, "a": null, "c": []})),
             super::to_compact_json(&json!({"x": "y\"z"})),
         ];

@@ -76,8 +76,11 @@ pub struct DefMemo {
     /// Verdicts on bare sites (no written qualifier) by file, then (site kind, crate):
     /// nothing else about a bare site decides its verdict, and a common name's
     /// thousands of `.fmt(f)` sites sit in a few hundred files.
-    bare: RefCell<HashMap<String, Vec<(String, String, Attribution)>>>,
+    bare: RefCell<HashMap<String, Vec<BareVerdict>>>,
 }
+
+/// (site kind, crate, verdict) of a bare site in one file: see `DefMemo::bare`.
+type BareVerdict = (String, String, Attribution);
 
 /// (site kind, qualified?, the definitions such a site can name).
 type CompatibleDefs = (String, bool, Rc<[usize]>);
