@@ -929,19 +929,10 @@ mod tests {
 
     #[test]
     fn queries_select_by_owner_path_file_and_exact_name() {
+        let [circle, square] = crate::testing::circle_and_square_new();
         let defs = [
-            def(
-                "k::shapes::Circle::new",
-                "method",
-                Some("Circle"),
-                "src/shapes.rs",
-            ),
-            def(
-                "k::shapes::Square::new",
-                "method",
-                Some("Square"),
-                "src/shapes.rs",
-            ),
+            circle,
+            square,
             def("k::other::new", "function", None, "src/other.rs"),
         ];
         let q = |t: &str| parse_symbol("symbol", t).unwrap();

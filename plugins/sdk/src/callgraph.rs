@@ -72,6 +72,14 @@ impl Provenance {
 /// A name's distinct definitions and usage sites, as read.
 type NameRows = Rc<(Vec<Sym>, Vec<Site>)>;
 
+/// A name and a list of edge kinds, as the key of what is kept per traversal.
+fn kinds_key(name: &str, kinds: &[&str]) -> (String, Vec<String>) {
+    (
+        name.to_string(),
+        kinds.iter().map(|k| k.to_string()).collect(),
+    )
+}
+
 /// A name, whether its index holds every usage site, and the lookups its scope took.
 type FocusKey = (String, bool, (Vec<String>, Vec<String>));
 
@@ -200,10 +208,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
 
     /// The edges of `kinds` to `name` seen as sites, made once per traversal.
     fn edge_sites(&mut self, name: &str, kinds: &[&str]) -> ToolResult<Rc<Vec<Site>>> {
-        let key = (
-            name.to_string(),
-            kinds.iter().map(|k| k.to_string()).collect::<Vec<_>>(),
-        );
+        let key = kinds_key(name, kinds);
         if let Some(s) = self.edge_sites.get(&key) {
             return Ok(s.clone());
         }
@@ -353,10 +358,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
 
     /// The edges of `kinds` to `name`, read once per traversal.
     fn edges_of(&mut self, name: &str, kinds: &[&str]) -> ToolResult<Rc<Vec<Edge>>> {
-        let key = (
-            name.to_string(),
-            kinds.iter().map(|k| k.to_string()).collect::<Vec<_>>(),
-        );
+        let key = kinds_key(name, kinds);
         if let Some(e) = self.edges.get(&key) {
             return Ok(e.clone());
         }

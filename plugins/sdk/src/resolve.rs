@@ -988,20 +988,7 @@ mod tests {
 
     #[test]
     fn written_paths_and_receiver_types_pick_the_owner() {
-        let defs = [
-            def(
-                "k::shapes::Circle::new",
-                "method",
-                Some("Circle"),
-                "src/shapes.rs",
-            ),
-            def(
-                "k::shapes::Square::new",
-                "method",
-                Some("Square"),
-                "src/shapes.rs",
-            ),
-        ];
+        let defs = crate::testing::circle_and_square_new();
         let scope = Scope::default();
         let a = |s: Site| attribute(&s, &defs, &scope);
         assert_eq!(
@@ -1038,19 +1025,10 @@ mod tests {
 
     #[test]
     fn may_name_is_false_only_where_attribution_names_none_of_the_family() {
+        let [circle, square] = crate::testing::circle_and_square_new();
         let defs = [
-            def(
-                "k::shapes::Circle::new",
-                "method",
-                Some("Circle"),
-                "src/shapes.rs",
-            ),
-            def(
-                "k::shapes::Square::new",
-                "method",
-                Some("Square"),
-                "src/shapes.rs",
-            ),
+            circle,
+            square,
             def("k::Shape::new", "method", Some("Shape"), "src/lib.rs"),
             def("k::util::new", "function", None, "src/util.rs"),
             def(

@@ -591,6 +591,25 @@ pub fn def(qualified: &str, kind: &str, owner: Option<&str>, file: &str) -> Sym 
     }
 }
 
+/// `k::shapes::Circle::new` and `k::shapes::Square::new`: two owners' methods of one
+/// name in one file, the shape most attribution tests start from.
+pub fn circle_and_square_new() -> [Sym; 2] {
+    [
+        def(
+            "k::shapes::Circle::new",
+            "method",
+            Some("Circle"),
+            "src/shapes.rs",
+        ),
+        def(
+            "k::shapes::Square::new",
+            "method",
+            Some("Square"),
+            "src/shapes.rs",
+        ),
+    ]
+}
+
 /// An edge `from` → `to` written at `file:line` (column 5), `to` as `qualifier::name`
 /// or `name`, with the usage kind `site` at the call site.
 pub fn edge(kind: &str, from: &str, to: &str, site: &str, file: &str, line: u32) -> Edge {
