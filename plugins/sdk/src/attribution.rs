@@ -670,15 +670,7 @@ impl NameIndex {
         usage_sites: &[Site],
         owner_files: Option<&HashSet<String>>,
     ) -> Usages {
-        let family = self.family(c);
-        let mut out = Usages::default();
-        for (k, site) in usage_sites.iter().enumerate() {
-            if self.may_name(site, &family) {
-                let attribution = self.attribute(site);
-                self.classify(&family, k, site, &attribution, owner_files, &mut out);
-            }
-        }
-        out
+        self.usages_kept(c, usage_sites, owner_files, |_, _| true)
     }
 
     /// Whether `site` may be a use of one of `family`: `false` only when
@@ -701,38 +693,26 @@ impl NameIndex {
         keep: impl Fn(&Site) -> bool,
     ) -> ToolResult<Usages> {
         let owner_files = owner_files(host, &self.defs[c])?;
-        let family = self.family(c);
-        let mut out = Usages::default();
-        for (k, site) in usage_sites.iter().enumerate() {
-            if !keep(site) || !self.may_name(site, &family) {
-                continue;
-            }
-            self.classify(
-                &family,
-                k,
-                site,
-                &self.attribute(site),
-                owner_files.as_ref(),
-                &mut out,
-            );
-        }
-        Ok(out)
+        Ok(self.usages_kept(c, usage_sites, owner_files.as_ref(), |_, s| keep(s)))
     }
 
-    /// [`usages_with`](Self::usages_with) over sites already attributed
-    /// (`attributions[k]` is [`attribute`](Self::attribute) of `usage_sites[k]`): the
-    /// attribution of a name's sites does not depend on which definition is asked about.
-    pub fn usages_attributed(
+    /// The one walk behind the `usages_*` methods: each site `keep` admits (by its
+    /// index into `usage_sites` and itself) that [`may_name`](Self::may_name) `c`'s
+    /// family is attributed and classified; the rest are passed over.
+    pub fn usages_kept(
         &self,
         c: usize,
         usage_sites: &[Site],
-        attributions: &[Attribution],
         owner_files: Option<&HashSet<String>>,
+        keep: impl Fn(usize, &Site) -> bool,
     ) -> Usages {
         let family = self.family(c);
         let mut out = Usages::default();
-        for (k, (site, attribution)) in usage_sites.iter().zip(attributions).enumerate() {
-            self.classify(&family, k, site, attribution, owner_files, &mut out);
+        for (k, site) in usage_sites.iter().enumerate() {
+            if keep(k, site) && self.may_name(site, &family) {
+                let attribution = self.attribute(site);
+                self.classify(&family, k, site, &attribution, owner_files, &mut out);
+            }
         }
         out
     }

@@ -91,7 +91,7 @@ pub struct CallGraph<'h, H: Host + ?Sized> {
     scope_read: HashMap<String, NameRows>,
     /// Indices around a focus, by name and the lookups their scope took: foci whose
     /// scopes are equal share one index.
-    focused: HashMap<FocusKey, Rc<Focused>>,
+    focused: HashMap<FocusKey, Rc<NameIndex>>,
     /// Indices for attributing a call's target ([`NameIndex::load_if_defined`]).
     defined: HashMap<String, Rc<NameIndex>>,
     symbols: HashMap<String, Option<Sym>>,
@@ -100,13 +100,6 @@ pub struct CallGraph<'h, H: Host + ?Sized> {
     /// The same edges seen as sites, for attribution.
     edge_sites: HashMap<(String, Vec<String>), Rc<Vec<Site>>>,
     owner_files: HashMap<String, Option<Rc<HashSet<String>>>>,
-}
-
-/// A name's index around a focus (a traversal asks about several definitions of a
-/// common name: the same edges, the same scope; the scope's memo keeps what its
-/// attributions share).
-struct Focused {
-    index: Rc<NameIndex>,
 }
 
 impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
@@ -131,7 +124,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
     /// A name's definitions, sites and scope, built around `focus` (a qualified name).
     pub fn names(&mut self, name: &str, focus: Option<&str>) -> ToolResult<Rc<NameIndex>> {
         match focus {
-            Some(f) => Ok(self.focused(name, f, true)?.index.clone()),
+            Some(f) => self.focused(name, f, true),
             None => {
                 if let Some(n) = self.defined.get(name) {
                     return Ok(n.clone());
@@ -162,28 +155,36 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         if let Some(r) = self.scope_read.get(name) {
             return Ok(r.clone());
         }
-        let r = match self.read.get(name) {
-            Some(whole) => Rc::new((
-                whole.0.clone(),
-                whole
-                    .1
-                    .iter()
-                    .filter(|s| SCOPE_SITE_KINDS.contains(&s.kind.as_str()))
-                    .cloned()
-                    .collect(),
-            )),
-            None => {
-                let n = self.names(name, None)?;
-                Rc::new((n.defs.clone(), n.sites.clone()))
-            }
+        // From what the traversal already holds (a call target's index, the name's
+        // every site), else read: an index from `names` would also build a scope.
+        let r = if let Some(n) = self.defined.get(name) {
+            Rc::new((n.defs.clone(), n.sites.clone()))
+        } else if let Some(whole) = self.read.get(name) {
+            let sites = whole
+                .1
+                .iter()
+                .filter(|s| SCOPE_SITE_KINDS.contains(&s.kind.as_str()))
+                .cloned()
+                .collect();
+            Rc::new((whole.0.clone(), sites))
+        } else {
+            let defs = distinct_definitions(self.host.symbols_by_name(name)?);
+            let sites = if defs.is_empty() {
+                Vec::new()
+            } else {
+                self.host.references_of_kinds(name, SCOPE_SITE_KINDS)?
+            };
+            Rc::new((defs, sites))
         };
         self.scope_read.insert(name.to_string(), r.clone());
         Ok(r)
     }
 
     /// [`NameIndex::load`] around `focus`, shared with the foci whose scope is the same;
-    /// with every usage site of the name (`whole`) or only its scope's.
-    fn focused(&mut self, name: &str, focus: &str, whole: bool) -> ToolResult<Rc<Focused>> {
+    /// with every usage site of the name (`whole`) or only its scope's. A traversal asks
+    /// about several definitions of a common name: the same sites, the same scope (its
+    /// memo keeps what their attributions share).
+    fn focused(&mut self, name: &str, focus: &str, whole: bool) -> ToolResult<Rc<NameIndex>> {
         let read = if whole {
             self.read(name)?
         } else {
@@ -198,12 +199,15 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         if let Some(f) = self.focused.get(&key) {
             return Ok(f.clone());
         }
-        let index = NameIndex::from_parts(self.host, name, defs.clone(), sites.clone(), &lookups)?;
-        let f = Rc::new(Focused {
-            index: Rc::new(index),
-        });
-        self.focused.insert(key, f.clone());
-        Ok(f)
+        let index = Rc::new(NameIndex::from_parts(
+            self.host,
+            name,
+            defs.clone(),
+            sites.clone(),
+            &lookups,
+        )?);
+        self.focused.insert(key, index.clone());
+        Ok(index)
     }
 
     /// The edges of `kinds` to `name` seen as sites, made once per traversal.
@@ -319,28 +323,14 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         kinds: &[&str],
         keep: impl Fn(&Edge) -> bool,
     ) -> ToolResult<Incoming> {
-        let focused = self.focused(&def.name, &def.qualified_name, false)?;
-        let names = focused.index.clone();
+        let names = self.focused(&def.name, &def.qualified_name, false)?;
         let edges = self.edges_of(&def.name, kinds)?;
         let Some(c) = names.position(&def.qualified_name) else {
             return Ok(Incoming::default());
         };
-        let kept: Vec<usize> = (0..edges.len()).filter(|&k| keep(&edges[k])).collect();
         let files = self.owner_files(&names.defs[c])?;
-        let usages = if kept.len() == edges.len() {
-            let sites = self.edge_sites(&def.name, kinds)?;
-            names.usages_with(c, &sites, files.as_deref())
-        } else {
-            let sites: Vec<Site> = kept.iter().map(|&k| edge_site(&edges[k])).collect();
-            let mut u = names.usages_with(c, &sites, files.as_deref());
-            for (k, _) in &mut u.tied {
-                *k = kept[*k];
-            }
-            for k in &mut u.unrelated {
-                *k = kept[*k];
-            }
-            u
-        };
+        let sites = self.edge_sites(&def.name, kinds)?;
+        let usages = names.usages_kept(c, &sites, files.as_deref(), |k, _| keep(&edges[k]));
         Ok(Incoming {
             links: usages
                 .tied

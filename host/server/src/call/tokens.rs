@@ -42,8 +42,9 @@ static SPLIT: LazyLock<Regex> = LazyLock::new(|| {
 const LOOKAHEAD_PATTERN: usize = 1;
 
 /// Pieces a thread keeps the counts of; past it the memo starts again (the pieces
-/// that repeat come back at once).
-const PIECES_KEPT: usize = 50_000;
+/// that repeat come back at once). Every thread that counts keeps its own, so it stays
+/// small: under 1 MB a thread.
+const PIECES_KEPT: usize = 10_000;
 
 /// Longest piece whose count is kept (longer ones rarely repeat).
 const PIECE_KEPT_BYTES: usize = 64;
