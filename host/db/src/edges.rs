@@ -12,7 +12,7 @@
 //! references cost ~6 % of a cold index).
 
 use anyhow::Result;
-use turso::Row;
+use turso::{Row, Value};
 
 use crate::{Db, col, int, text};
 
@@ -34,8 +34,9 @@ pub(crate) const SCHEMA: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS edge_by_target ON edge (project_id, to_name)",
     // No index on `file_id`: a file's edges are a range of row ids (`file_rows`).
     "DROP INDEX IF EXISTS edge_by_file",
-    // Call edges by their caller: the call references, by the symbol they are in.
-    "CREATE INDEX IF NOT EXISTS ref_site_calls_by_caller ON ref_site (project_id, enclosing_symbol) \
+    // Call edges by their caller: the call references, by the id of the name they are in
+    // (`scopes`; the id names its project too).
+    "CREATE INDEX IF NOT EXISTS ref_site_calls_by_caller ON ref_site (scope_id) \
      WHERE kind IN ('call', 'method_call')",
 ];
 
@@ -53,8 +54,8 @@ pub fn is_call_site_edge(site_kind: &str) -> bool {
     CALL_SITE_KINDS.contains(&site_kind)
 }
 
-/// A call reference's caller, as `edges_from` selects it.
-const CALLER_FILTER: &str = "r.enclosing_symbol = ?2";
+/// A call reference's caller, as `edges_from` selects it: by the id of its name.
+const CALLER_FILTER: &str = "r.scope_id = ?2";
 
 /// The call references of a project matching `filter` (on `r`, the value as `?2`),
 /// with what makes them edges: name, kind, qualifier, enclosing symbol, line, column,
@@ -63,9 +64,9 @@ const CALLER_FILTER: &str = "r.enclosing_symbol = ?2";
 fn call_references_sql(filter: &str) -> String {
     let kinds = CALL_SITE_KINDS.map(|k| format!("'{k}'")).join(", ");
     format!(
-        "SELECT r.name, r.kind, r.qualifier, r.enclosing_symbol, r.line, r.col, f.path, \
+        "SELECT r.name, r.kind, r.qualifier, s.qualified_name, r.line, r.col, f.path, \
          f.language FROM ref_site r JOIN source_file f ON f.id = r.file_id \
-         WHERE r.project_id = ?1 AND {filter} AND r.kind IN ({kinds})"
+         LEFT JOIN ref_scope s ON s.id = r.scope_id WHERE r.project_id = ?1 AND {filter} AND r.kind IN ({kinds})"
     )
 }
 
@@ -112,7 +113,8 @@ impl Db {
         rule: CallEdgeRule,
     ) -> Result<Vec<EdgeRow>> {
         let filter = ("e.from_symbol = ?2", CALLER_FILTER);
-        self.edges_where(filter, project_id, from_symbol, rule)
+        let scope = Value::Integer(crate::scope_id(project_id, from_symbol));
+        self.edges_where(filter, project_id, (from_symbol, scope), rule)
             .await
     }
 
@@ -123,17 +125,18 @@ impl Db {
         to_name: &str,
         rule: CallEdgeRule,
     ) -> Result<Vec<EdgeRow>> {
-        self.edges_where(("e.to_name = ?2", "r.name = ?2"), project_id, to_name, rule)
+        let value = (to_name, Value::from(to_name));
+        self.edges_where(("e.to_name = ?2", "r.name = ?2"), project_id, value, rule)
             .await
     }
 
-    /// The stored edges matching `filter` and the call references matching `call_filter`,
-    /// the latter made edges by `rule`.
+    /// The stored edges matching `filter` (`?2`: `value`) and the call references
+    /// matching `call_filter` (`?2`: `call_value`), the latter made edges by `rule`.
     async fn edges_where(
         &self,
         (filter, call_filter): (&str, &str),
         project_id: i64,
-        value: &str,
+        (value, call_value): (&str, Value),
         rule: CallEdgeRule,
     ) -> Result<Vec<EdgeRow>> {
         let conn = self.reader().await?;
@@ -153,7 +156,10 @@ impl Db {
         drop(rows);
         // After the stored edges: at one position, the extractor's edge came first.
         let mut calls = conn
-            .query(call_references_sql(call_filter), (project_id, value))
+            .query(
+                call_references_sql(call_filter),
+                vec![Value::Integer(project_id), call_value],
+            )
             .await?;
         while let Some(row) = calls.next().await? {
             let name = text(col(&row, 0)?).unwrap_or_default();
@@ -363,7 +369,7 @@ mod tests {
         let mut rows = conn
             .query(
                 format!("EXPLAIN QUERY PLAN {}", call_references_sql(CALLER_FILTER)),
-                (1_i64, "x"),
+                (1_i64, 7_i64),
             )
             .await
             .unwrap();

@@ -9,7 +9,7 @@ use turso::{Connection, Value};
 
 use crate::{
     Db, EdgeRow, RefRow, SymbolRow, col, file_rows, in_transaction, int, is_call_site_edge,
-    opt_text, row_diff, text,
+    opt_text, row_diff, scopes::ScopeWriter, text,
 };
 
 /// A source file as stored.
@@ -55,7 +55,7 @@ const ROWS_PER_INSERT: usize = 64;
 
 /// Buffers rows of one table and inserts them `ROWS_PER_INSERT` at a time, with one
 /// prepared statement for full batches and a one-off one for the rest.
-struct RowInserter {
+pub(crate) struct RowInserter {
     /// `INSERT INTO t (a, b) VALUES ` (the placeholders are appended).
     head: String,
     columns: usize,
@@ -66,12 +66,19 @@ struct RowInserter {
 impl RowInserter {
     /// Inserts into `table`: `id, project_id, file_id`, then its data columns.
     fn new(table: &row_diff::RowTable) -> Self {
-        let columns = table.columns.split(',').count() + 3;
-        RowInserter {
-            head: format!(
+        Self::with_head(
+            &format!(
                 "INSERT INTO {} (id, project_id, file_id, {}) VALUES ",
                 table.name, table.columns
             ),
+            table.columns.split(',').count() + 3,
+        )
+    }
+
+    /// Inserts rows of `columns` values with `head` (`INSERT .. VALUES `).
+    pub(crate) fn with_head(head: &str, columns: usize) -> Self {
+        RowInserter {
+            head: head.to_string(),
             columns,
             pending: Vec::with_capacity(columns * ROWS_PER_INSERT),
             full: None,
@@ -93,11 +100,20 @@ impl RowInserter {
         ids: &mut file_rows::RowIds,
         data: Vec<Value>,
     ) -> Result<()> {
-        debug_assert_eq!(data.len() + 3, self.columns);
-        self.pending.push(Value::Integer(ids.take()?));
-        self.pending.push(Value::Integer(project_id));
-        self.pending.push(Value::Integer(file_id));
-        self.pending.extend(data);
+        let id = ids.take()?;
+        let head = [id, project_id, file_id].map(Value::Integer);
+        self.push_row(conn, head.into_iter().chain(data)).await
+    }
+
+    /// Queues one row (every column, in order).
+    pub(crate) async fn push_row(
+        &mut self,
+        conn: &Connection,
+        row: impl IntoIterator<Item = Value>,
+    ) -> Result<()> {
+        let before = self.pending.len();
+        self.pending.extend(row);
+        debug_assert_eq!(self.pending.len() - before, self.columns);
         if self.pending.len() == self.columns * ROWS_PER_INSERT {
             if self.full.is_none() {
                 self.full = Some(conn.prepare(&self.sql(ROWS_PER_INSERT)).await?);
@@ -110,7 +126,7 @@ impl RowInserter {
         Ok(())
     }
 
-    async fn flush(&mut self, conn: &Connection) -> Result<()> {
+    pub(crate) async fn flush(&mut self, conn: &Connection) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
@@ -206,6 +222,7 @@ impl Db {
         let mut ins_sym = RowInserter::new(&row_diff::SYMBOL_ROWS);
         let mut ins_ref = RowInserter::new(&row_diff::REF_ROWS);
         let mut ins_edge = RowInserter::new(&row_diff::EDGE_ROWS);
+        let mut scopes = ScopeWriter::new(project_id);
         for w in writes {
             let previous = stored.get(w.path.as_str()).copied();
             let file_id = match previous {
@@ -237,7 +254,7 @@ impl Db {
                     conn.last_insert_rowid()
                 }
             };
-            let (mut symbols, mut references, mut edges) = row_values(w);
+            let (mut symbols, mut references, mut edges) = row_values(conn, &mut scopes, w).await?;
             let next = match previous {
                 Some(id) => {
                     row_diff::reconcile_file(conn, id, &mut symbols, &mut references, &mut edges)
@@ -259,6 +276,7 @@ impl Db {
         ins_sym.flush(conn).await?;
         ins_ref.flush(conn).await?;
         ins_edge.flush(conn).await?;
+        scopes.flush(conn).await?;
         Ok(())
     }
 
@@ -365,7 +383,12 @@ impl Db {
 /// order (edges written at call sites are not stored: calls are references).
 type RowValues = (Vec<Vec<Value>>, Vec<Vec<Value>>, Vec<Vec<Value>>);
 
-fn row_values(w: &FileWrite) -> RowValues {
+/// A reference's enclosing name is written as its id in `ref_scope` (`scopes`).
+async fn row_values(
+    conn: &Connection,
+    scopes: &mut ScopeWriter,
+    w: &FileWrite,
+) -> Result<RowValues> {
     let symbols = w
         .symbols
         .iter()
@@ -384,20 +407,17 @@ fn row_values(w: &FileWrite) -> RowValues {
             ]
         })
         .collect();
-    let references = w
-        .references
-        .iter()
-        .map(|r| {
-            vec![
-                Value::Text(r.name.clone()),
-                Value::Text(r.kind.clone()),
-                Value::Integer(i64::from(r.line)),
-                Value::Integer(i64::from(r.column)),
-                opt_text(r.qualifier.clone()),
-                Value::Text(r.enclosing_symbol.clone()),
-            ]
-        })
-        .collect();
+    let mut references = Vec::with_capacity(w.references.len());
+    for r in &w.references {
+        references.push(vec![
+            Value::Text(r.name.clone()),
+            Value::Text(r.kind.clone()),
+            Value::Integer(i64::from(r.line)),
+            Value::Integer(i64::from(r.column)),
+            opt_text(r.qualifier.clone()),
+            Value::Integer(scopes.id(conn, &r.enclosing_symbol).await?),
+        ]);
+    }
     let edges = w
         .edges
         .iter()
@@ -414,7 +434,7 @@ fn row_values(w: &FileWrite) -> RowValues {
             ]
         })
         .collect();
-    (symbols, references, edges)
+    Ok((symbols, references, edges))
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ mod files;
 mod precise;
 mod projects;
 mod row_diff;
+mod scopes;
 mod schema;
 mod search_rows;
 mod symbols;
@@ -47,6 +48,7 @@ use anyhow::{Context, Result};
 use turso::{Connection, Value};
 
 pub use schema::SCHEMA_VERSION;
+pub use scopes::scope_id;
 
 #[derive(Clone)]
 pub struct Db {
@@ -257,11 +259,10 @@ impl Db {
     }
 
     async fn migrate_in(conn: &Connection) -> Result<()> {
-        for stmt in schema::all_statements() {
-            conn.execute(stmt, ()).await.with_context(|| {
-                format!("applying schema: {}", stmt.lines().next().unwrap_or(stmt))
-            })?;
-        }
+        // `meta` is the schema's first statement: the stored version is read before the
+        // rest, which a database of an older layout could not take.
+        let (meta, _) = schema::STATEMENTS.split_first().expect("a schema");
+        conn.execute(meta, ()).await?;
         let mut rows = conn
             .query("SELECT value FROM meta WHERE key = 'schema_version'", ())
             .await?;
@@ -270,6 +271,16 @@ impl Db {
             None => None,
         };
         drop(rows);
+        if stored.is_some_and(|v| v < schema::LAYOUT_VERSION) {
+            for stmt in schema::OLD_LAYOUT_DROPS {
+                conn.execute(stmt, ()).await?;
+            }
+        }
+        for stmt in schema::all_statements() {
+            conn.execute(stmt, ()).await.with_context(|| {
+                format!("applying schema: {}", stmt.lines().next().unwrap_or(stmt))
+            })?;
+        }
         if let Some(v) = stored.filter(|v| *v > SCHEMA_VERSION) {
             // Migrating down would destroy what a newer build wrote: the caller keeps the
             // file aside instead (`Db::open_or_set_aside`).
@@ -278,14 +289,16 @@ impl Db {
                 damage::NEWER_SCHEMA
             );
         }
-        if stored.is_some_and(|v| v < 4) {
+        if stored.is_some_and(|v| v < schema::LAYOUT_VERSION) {
             // Rows from before 4 are not numbered within their file (`file_rows`), so no
-            // by-file read would find them: the stored index goes, and every project and
-            // dependency crate is indexed again (a project found incomplete at start-up
-            // is re-indexed before it answers as complete).
+            // by-file read would find them; references from before 8 were dropped above
+            // (`ref_site` changed its columns). The stored index goes, and every project
+            // and dependency crate is indexed again (a project found incomplete at
+            // start-up is re-indexed before it answers as complete).
             for stmt in [
                 "DELETE FROM edge",
                 "DELETE FROM ref_site",
+                "DELETE FROM ref_scope",
                 "DELETE FROM symbol",
                 "DELETE FROM source_file",
                 "UPDATE project SET index_complete = 0",
@@ -355,6 +368,48 @@ mod tests {
         drop(db);
         let db = Db::open(&path).await.unwrap();
         assert_eq!(row_ids(&db, "symbol").await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_database_with_enclosing_names_on_each_reference_gets_the_new_layout_and_is_indexed_again()
+     {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        let db = Db::open(&path).await.unwrap();
+        let p = db.register_project("/work/a", Some("a")).await.unwrap();
+        db.finish_index_run(p.id, 5, None).await.unwrap();
+        // Version 7's `ref_site`, holding a row, as a build of that version left it.
+        let conn = db.connect().await.unwrap();
+        for stmt in [
+            "DROP INDEX ref_site_calls_by_caller",
+            "DROP INDEX ref_site_by_name_file",
+            "DROP TABLE ref_site",
+            "CREATE TABLE ref_site (id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, \
+             file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, \
+             line INTEGER NOT NULL, col INTEGER NOT NULL, qualifier TEXT, \
+             enclosing_symbol TEXT NOT NULL)",
+            "CREATE INDEX ref_site_calls_by_caller ON ref_site (project_id, enclosing_symbol) \
+             WHERE kind IN ('call', 'method_call')",
+            "INSERT INTO ref_site VALUES (1, 1, 1, 'x', 'call', 2, 1, NULL, 'a::main')",
+            "UPDATE meta SET value = '7' WHERE key = 'schema_version'",
+        ] {
+            conn.execute(stmt, ()).await.unwrap();
+        }
+        drop((conn, db));
+
+        let db = Db::open(&path).await.unwrap();
+        assert!(row_ids(&db, "ref_site").await.is_empty());
+        assert!(!db.project(p.id).await.unwrap().unwrap().index_complete);
+        let a = write(
+            "src/a.rs",
+            "a",
+            vec![sym("main", 1)],
+            vec![reference("x", 2)],
+        );
+        db.write_files(p.id, &[a], &[]).await.unwrap();
+        let refs = db.references_to_name(p.id, "x").await.unwrap();
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0].enclosing_symbol, "demo::main", "read back by its id");
     }
 
     #[tokio::test]

@@ -41,7 +41,7 @@ pub(crate) const SYMBOL_ROWS: RowTable = RowTable {
 
 pub(crate) const REF_ROWS: RowTable = RowTable {
     name: "ref_site",
-    columns: "name, kind, line, col, qualifier, enclosing_symbol",
+    columns: "name, kind, line, col, qualifier, scope_id",
     line_columns: &[2],
 };
 

@@ -12,12 +12,27 @@
 /// 7: an attribute inside a Rust token tree (a `macro_rules!` body) is read as a parsed
 /// attribute is: `cfg(feature = "x")` keys are no references (ADR 0031); a Python
 /// module-level variable qualifies nothing; a TypeScript `C.prototype.m` is C's `m`.
-pub const SCHEMA_VERSION: i64 = 7;
+/// 8: a reference keeps its enclosing name's id (`ref_site.scope_id`, the names in
+/// `ref_scope`: `scopes`); the old `ref_site` table is dropped at open and the database
+/// indexed again from scratch.
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// The last version that changed what the indexer extracts per file: a database from
 /// before it forgets its file hashes at open (a later version that only adds tables
 /// leaves them).
-pub const EXTRACTION_VERSION: i64 = 7;
+pub const EXTRACTION_VERSION: i64 = 8;
+
+/// The last version whose per-file tables an older database cannot keep: opening one from
+/// before it drops them (`Db::migrate_in`) and indexes every project again.
+pub const LAYOUT_VERSION: i64 = 8;
+
+/// Run before [`STATEMENTS`] on a database from before [`LAYOUT_VERSION`]: its
+/// `ref_site` has the old columns, which the new indexes would not find.
+pub const OLD_LAYOUT_DROPS: &[&str] = &[
+    "DROP INDEX IF EXISTS ref_site_calls_by_caller",
+    "DROP INDEX IF EXISTS ref_site_by_name_file",
+    "DROP TABLE IF EXISTS ref_site",
+];
 
 pub const STATEMENTS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -73,7 +88,14 @@ pub const STATEMENTS: &[&str] = &[
         line INTEGER NOT NULL,
         col INTEGER NOT NULL,
         qualifier TEXT,
-        enclosing_symbol TEXT NOT NULL
+        scope_id INTEGER NOT NULL
+    )",
+    // The names references are written in, each once per project (`scopes`); `id` is
+    // `scope_id(project_id, qualified_name)`.
+    "CREATE TABLE IF NOT EXISTS ref_scope (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL,
+        qualified_name TEXT NOT NULL
     )",
     // Covers "which files use this name" without reading the table (tokio, a name with
     // 654 usages: 0.2 ms instead of 0.7). It replaced `ref_site_by_name (project_id,

@@ -169,9 +169,9 @@ impl Db {
         let mut rows = conn
             .query(
                 format!(
-                    "SELECT r.kind, r.line, r.col, r.qualifier, r.enclosing_symbol, f.path \
+                    "SELECT r.kind, r.line, r.col, r.qualifier, s.qualified_name, f.path \
                      FROM ref_site r JOIN source_file f ON f.id = r.file_id \
-                     WHERE r.project_id = ?1 AND r.name = ?2{kind_filter}"
+                     LEFT JOIN ref_scope s ON s.id = r.scope_id WHERE r.project_id = ?1 AND r.name = ?2{kind_filter}"
                 ),
                 params,
             )
