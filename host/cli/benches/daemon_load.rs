@@ -4,6 +4,8 @@
 //!
 //!   cargo bench -p scryer --bench daemon_load -- [PROJECT_DIR] [SESSIONS] [CALLS]
 //!
+//! `SCRYER_BENCH_BIN=<path>` loads another build instead of this one's.
+//!
 //! Defaults: the tokio corpus (~/.cache/scryer-eval/corpus/tokio, else this
 //! repository), 32 sessions, 300 calls each. The project is indexed first with
 //! `scryer index`; every session's cwd is the project, so the cwd tier of the context
@@ -17,8 +19,12 @@ use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
+/// The binary under load: this build's, or `SCRYER_BENCH_BIN` (another build, to run
+/// side by side with this one).
 fn scryer() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_scryer"))
+    std::env::var_os("SCRYER_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_scryer")))
 }
 
 /// The calls a session cycles through: the everyday read tools on real names.

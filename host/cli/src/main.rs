@@ -291,9 +291,12 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> Result<()> {
     let cli = Cli::parse();
-    // Logs go to stderr: stdout is the MCP channel.
+    // Logs go to stderr: stdout is the MCP channel. Colours only on a terminal: a
+    // daemon's stderr is its log file.
+    use std::io::IsTerminal as _;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SCRYER_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),

@@ -245,6 +245,8 @@ struct RuntimeInner {
     cache: Option<CompileCache>,
     host: Arc<dyn HostServices>,
     permits: tokio::sync::Semaphore,
+    /// Turns to run: of the calls holding a permit, `running_calls` run at once.
+    running: tokio::sync::Semaphore,
     /// Shadow calls' own limits and permits (ADR 0030).
     shadow_limits: Limits,
     shadow_permits: tokio::sync::Semaphore,
@@ -262,6 +264,7 @@ impl Runtime {
         let engine = Engine::new(&engine_config(&limits))?;
         start_epoch_ticker(&engine, limits.epoch_tick);
         let permits = tokio::sync::Semaphore::new(limits.max_concurrent_calls as usize);
+        let running = tokio::sync::Semaphore::new(limits.running_calls as usize);
         let shadow_limits = limits.for_shadow();
         let shadow_permits =
             tokio::sync::Semaphore::new(shadow_limits.max_concurrent_calls as usize);
@@ -272,6 +275,7 @@ impl Runtime {
                 cache,
                 host,
                 permits,
+                running,
                 shadow_limits,
                 shadow_permits,
             }),
@@ -546,11 +550,27 @@ impl Runtime {
         let _permit = permits
             .try_acquire()
             .map_err(|_| CallFailure::Busy(limits.max_concurrent_calls))?;
+        let spawned = Instant::now();
+        // A live call waits for its turn to run (fair, in arrival order), but never longer
+        // than `MAX_TURN_WAIT`: behind calls that take seconds it runs beside them, as
+        // every call did before turns. A shadow call's permits are its turns already, and
+        // it never waits behind live calls.
+        let _turn = match shadow {
+            true => None,
+            false => {
+                let turn = self.inner.running.acquire();
+                match tokio::time::timeout(limits::MAX_TURN_WAIT, turn).await {
+                    Ok(Ok(turn)) => Some(turn),
+                    Ok(Err(_)) | Err(_) => None,
+                }
+            }
+        };
         let pre = pre.clone();
         let engine = self.inner.engine.clone();
         let host = self.inner.host.clone();
         let limits_for_call = limits.clone();
         let task = tokio::task::spawn_blocking(move || {
+            let queued = spawned.elapsed();
             let state = CallState {
                 // No preopens, no environment, no arguments, stdio goes nowhere.
                 wasi: WasiCtxBuilder::new().build(),
@@ -575,7 +595,10 @@ impl Runtime {
                 }
             });
             let instance = pre.instantiate(&mut store)?;
-            f(&instance, &mut store)
+            let instantiated = started.elapsed();
+            let result = f(&instance, &mut store);
+            log_call_time(&store, queued, instantiated, started.elapsed());
+            result
         });
         match tokio::time::timeout(limits.wall_timeout, task).await {
             Err(_) => Err(CallFailure::Timeout {
@@ -590,6 +613,23 @@ impl Runtime {
             Ok(Ok(Ok(r))) => Ok(r),
         }
     }
+}
+
+/// Where a router call's time went, as one `scryer::call_time` debug event (off unless
+/// `SCRYER_LOG` enables it): waiting for a blocking thread, instantiating, the router's
+/// own work and its host calls. `bench/call_time.py` sums these under load.
+fn log_call_time(store: &Store<CallState>, queued: Duration, instantiated: Duration, total: Duration) {
+    let host = store.data().host_time;
+    let router = total.saturating_sub(instantiated).saturating_sub(host);
+    tracing::debug!(
+        target: "scryer::call_time",
+        plugin = %store.data().scope.plugin,
+        queued_us = queued.as_micros() as u64,
+        instantiate_us = instantiated.as_micros() as u64,
+        router_us = router.as_micros() as u64,
+        host_us = host.as_micros() as u64,
+        "router call"
+    );
 }
 
 /// The engine configuration, the one function both the runtime and the build-time

@@ -22,8 +22,27 @@ pub struct Limits {
     pub memory_bytes: usize,
     /// Largest answer body a router may return, in bytes. Default 4 MiB.
     pub max_answer_bytes: usize,
-    /// Router calls that may run at once (the instance pool's size). Default 64.
+    /// Router calls that may be in flight at once (the instance pool's size); one more
+    /// is refused as busy. Default 64.
     pub max_concurrent_calls: u32,
+    /// Of those, how many run at once; the rest wait their turn in arrival order.
+    /// Default [`running_calls_default`]: twice the machine's cores.
+    pub running_calls: u32,
+}
+
+/// Longest a live call waits for its turn ([`Limits::running_calls`]) before it runs
+/// anyway: a turn taken by calls of seconds (common names on a monorepo) does not hold
+/// up the cheap ones behind it for longer than this. Under the 32-session load the wait's
+/// p99 was 36 ms.
+pub const MAX_TURN_WAIT: Duration = Duration::from_millis(200);
+
+/// Router calls that run at once by default: twice the cores (at least 2). More threads
+/// than that only take turns on the cores, and a host call preempted while it holds a
+/// cache's lock stalls the others (32 sessions on 2 cores: host calls' median went from
+/// microseconds to 5 ms; `docs/learnings/scale.md`, stop 31).
+pub fn running_calls_default() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    u32::try_from(cores * 2).unwrap_or(u32::MAX).max(2)
 }
 
 impl Default for Limits {
@@ -35,6 +54,7 @@ impl Default for Limits {
             memory_bytes: 64 << 20,
             max_answer_bytes: 4 << 20,
             max_concurrent_calls: 64,
+            running_calls: running_calls_default(),
         }
     }
 }
@@ -63,6 +83,7 @@ impl Limits {
             memory_bytes: self.memory_bytes.min(SHADOW_MEMORY_BYTES),
             max_answer_bytes: self.max_answer_bytes,
             max_concurrent_calls: SHADOW_CONCURRENT_CALLS,
+            running_calls: SHADOW_CONCURRENT_CALLS,
         }
     }
 }
@@ -180,6 +201,7 @@ pub const ENV_CPU_DEADLINE_MS: &str = "SCRYER_PLUGIN_CPU_MS";
 pub const ENV_WALL_TIMEOUT_MS: &str = "SCRYER_PLUGIN_TIMEOUT_MS";
 pub const ENV_MEMORY_MIB: &str = "SCRYER_PLUGIN_MEMORY_MIB";
 pub const ENV_MAX_ANSWER_KIB: &str = "SCRYER_PLUGIN_MAX_ANSWER_KIB";
+pub const ENV_RUNNING_CALLS: &str = "SCRYER_PLUGIN_RUNNING_CALLS";
 
 impl Limits {
     /// Defaults, overridden by any of the `SCRYER_PLUGIN_*` variables that are set.
@@ -213,6 +235,9 @@ impl Limits {
         if let Some(kib) = num(ENV_MAX_ANSWER_KIB)? {
             limits.max_answer_bytes = usize::try_from(kib << 10).map_err(|e| e.to_string())?;
         }
+        if let Some(n) = num(ENV_RUNNING_CALLS)? {
+            limits.running_calls = u32::try_from(n).unwrap_or(u32::MAX);
+        }
         limits.validate()?;
         Ok(limits)
     }
@@ -233,6 +258,9 @@ impl Limits {
         }
         if self.max_concurrent_calls == 0 {
             return Err("max_concurrent_calls must be at least 1".into());
+        }
+        if self.running_calls == 0 {
+            return Err("running_calls must be at least 1".into());
         }
         Ok(())
     }
@@ -339,13 +367,26 @@ mod tests {
             (ENV_WALL_TIMEOUT_MS, "1000"),
             (ENV_MEMORY_MIB, "16"),
             (ENV_MAX_ANSWER_KIB, "8"),
+            (ENV_RUNNING_CALLS, "3"),
         ]))
         .unwrap();
+        assert_eq!(l.running_calls, 3);
         assert_eq!(l.cpu_deadline, Duration::from_millis(250));
         assert_eq!(l.wall_timeout, Duration::from_secs(1));
         assert_eq!(l.memory_bytes, 16 << 20);
         assert_eq!(l.max_answer_bytes, 8 << 10);
         assert_eq!(l.deadline_ticks(), 25);
+    }
+
+    #[test]
+    fn calls_run_two_per_core_by_default_and_a_shadow_call_under_its_own_cap() {
+        let cores = std::thread::available_parallelism().unwrap().get() as u32;
+        let l = Limits::default();
+        assert_eq!(l.running_calls, (2 * cores).max(2));
+        assert!(l.running_calls <= l.max_concurrent_calls || cores > 32);
+        assert_eq!(l.for_shadow().running_calls, SHADOW_CONCURRENT_CALLS);
+        let err = Limits::from_lookup(lookup(&[(ENV_RUNNING_CALLS, "0")])).unwrap_err();
+        assert!(err.contains(ENV_RUNNING_CALLS), "{err}");
     }
 
     #[test]

@@ -28,6 +28,8 @@ struct Measured {
     truncated: bool,
     /// The answer's tokens, when the budget check counted them.
     response_tokens: Option<u32>,
+    /// When the router call (with its refresh and window fit) started and ended.
+    serving: Option<(std::time::Instant, std::time::Instant)>,
 }
 
 /// A tool's answer: the text to send and whether it is an error.
@@ -123,6 +125,7 @@ impl Dispatch<'_> {
         let outcome = self
             .answer_tool_call(session_id, name, arguments, &mut measured)
             .await;
+        log_call_time(name, started, measured.serving);
         if let Some(recorder) = &self.core.telemetry
             && self.registry.tool(name).is_some()
         {
@@ -261,6 +264,7 @@ impl Dispatch<'_> {
             .await;
         let (outcome, window_notes, next_window) =
             call.fit_window_notes(self.runtime, budget, outcome).await;
+        measured.serving = Some((serving_started, std::time::Instant::now()));
         self.shadow(&call, &outcome, serving_started);
         finish(
             outcome,
@@ -718,6 +722,31 @@ fn finish(
             CallOutcome::error(with_remarks(other.to_string(), remarks))
         }
     }
+}
+
+/// Where a tool call's time went in the host, as one `scryer::call_time` debug event
+/// (off unless `SCRYER_LOG` enables it): before the router call (arguments, project,
+/// index state, freshness), the router call with its window fit, and after it (budget,
+/// notes). The runtime's own event splits the router call further.
+fn log_call_time(
+    tool: &str,
+    started: std::time::Instant,
+    serving: Option<(std::time::Instant, std::time::Instant)>,
+) {
+    let total = started.elapsed();
+    let (before, router, after) = match serving {
+        Some((from, to)) => (from - started, to - from, total.saturating_sub(to - started)),
+        None => (total, std::time::Duration::ZERO, std::time::Duration::ZERO),
+    };
+    tracing::debug!(
+        target: "scryer::call_time",
+        tool,
+        total_us = total.as_micros() as u64,
+        before_us = before.as_micros() as u64,
+        serving_us = router.as_micros() as u64,
+        after_us = after.as_micros() as u64,
+        "tool call"
+    );
 }
 
 /// The lock a writing call on the project at `root` holds while it runs.
