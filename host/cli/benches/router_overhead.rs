@@ -5,7 +5,9 @@
 //!
 //! Defaults: the fixture workspace, `describe`, 2000 iterations. Both paths run the
 //! same `find_references` (view sites, default budget) in one process, interleaved in
-//! rounds so machine noise hits both alike; the report gives medians and the ratio.
+//! rounds so machine noise hits both alike; the report gives medians and the ratio. The
+//! native path is `scryer_runtime::native::NativeHost`, the SDK's `Host` over the same
+//! `HostServices` the component's imports reach.
 
 use std::path::PathBuf;
 
@@ -16,108 +18,10 @@ use std::time::{Duration, Instant};
 
 use scryer_plugin_sdk::Router;
 use scryer_plugin_sdk::args::Args;
-use scryer_plugin_sdk::host::{Ctx, Facts, Format, Host, Site, Sym};
-use scryer_plugin_sdk::{ToolError, ToolResult};
-use scryer_runtime::wit::CallError;
-use scryer_runtime::{CallScope, HostServices};
+use scryer_plugin_sdk::host::{Ctx, Format};
+use scryer_runtime::native::NativeHost;
 use scryer_server::SessionOptions;
 use serde_json::json;
-
-struct NativeHost {
-    host: Arc<dyn HostServices>,
-    scope: CallScope,
-}
-
-fn err(e: CallError) -> ToolError {
-    ToolError::internal(format!("{e:?}"))
-}
-
-fn sym(s: scryer_runtime::wit::Symbol) -> Sym {
-    Sym {
-        name: s.name,
-        kind: s.kind,
-        qualified_name: s.qualified_name,
-        owner: s.owner,
-        file_path: s.file_path,
-        start_line: s.start_line,
-        end_line: s.end_line,
-        signature: s.signature,
-        docstring: s.docstring,
-    }
-}
-
-fn site(r: scryer_runtime::wit::ReferenceSite) -> Site {
-    Site {
-        file_path: r.file_path,
-        line: r.line,
-        column: r.column,
-        kind: r.kind,
-        qualifier: r.qualifier,
-        enclosing_symbol: r.enclosing_symbol,
-        line_text: r.line_text,
-    }
-}
-
-impl Host for NativeHost {
-    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-        Ok(self
-            .host
-            .symbols_by_name(&self.scope, name)
-            .map_err(err)?
-            .into_iter()
-            .map(sym)
-            .collect())
-    }
-    fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
-        Ok(self
-            .host
-            .references_to_name(&self.scope, name, with_line_text)
-            .map_err(err)?
-            .into_iter()
-            .map(site)
-            .collect())
-    }
-    fn references_of_kinds(&self, name: &str, kinds: &[&str]) -> ToolResult<Vec<Site>> {
-        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-        Ok(self
-            .host
-            .references_of_kinds(&self.scope, name, &kinds)
-            .map_err(err)?
-            .into_iter()
-            .map(site)
-            .collect())
-    }
-    fn files_naming(&self, names: &[String]) -> ToolResult<Vec<String>> {
-        self.host.files_naming(&self.scope, names).map_err(err)
-    }
-    fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
-        Ok(self
-            .host
-            .file_symbols(&self.scope, file_path)
-            .map_err(err)?
-            .into_iter()
-            .map(sym)
-            .collect())
-    }
-    fn file_has_parse_errors(&self, file_path: &str) -> ToolResult<bool> {
-        self.host
-            .file_has_parse_errors(&self.scope, file_path)
-            .map_err(err)
-    }
-    fn index_facts(&self) -> ToolResult<Facts> {
-        let f = self.host.index_facts(&self.scope).map_err(err)?;
-        Ok(Facts {
-            files: f.files,
-            parse_failures: f.parse_failures,
-            symbols: f.symbols,
-            references: f.references,
-            indexed_at: f.indexed_at,
-        })
-    }
-    fn count_tokens(&self, text: &str) -> u32 {
-        self.host.count_tokens(&self.scope, text)
-    }
-}
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();

@@ -18,6 +18,7 @@ pub mod installed;
 pub mod limits;
 pub mod manifest;
 pub mod memo;
+pub mod native;
 mod offline;
 pub mod policy;
 pub mod precompiled;

@@ -1,10 +1,8 @@
 //! The router over an in-memory host: files by path, rows in a list.
 
-use std::cell::{Cell, RefCell};
-
 use scryer_plugin_sdk::args::Args;
-use scryer_plugin_sdk::host::{DecisionRow, Document};
-use scryer_plugin_sdk::testing;
+use scryer_plugin_sdk::host::DecisionRow;
+use scryer_plugin_sdk::testing::MemHost;
 use scryer_plugin_sdk::{Ctx, ErrorKind, Host, Router, ToolError, ToolResult};
 use serde_json::{Value, json};
 
@@ -13,93 +11,25 @@ use crate::Memory;
 /// 2026-11-29T01:00:00Z.
 const NOW: i64 = 1_795_914_000_000;
 
-/// The SDK's in-memory host with what happens between the router's calls in these
-/// tests: another writer, a purge, a full disk, a listing cap.
-struct MemHost {
-    mem: testing::MemHost,
-    fail_create: Cell<bool>,
-    /// Files that exist but that the listing leaves out.
-    unlisted: RefCell<Vec<String>>,
-    /// The next insert finds its number taken by another writer.
-    race: Cell<bool>,
-    /// A concurrent query_adrs purges the rows while the next file is being created.
-    purge_on_create: Cell<bool>,
-}
-
-impl Default for MemHost {
-    fn default() -> MemHost {
-        MemHost {
-            mem: testing::MemHost {
-                modified_ms: 5,
-                ..testing::MemHost::default()
-            },
-            fail_create: Cell::default(),
-            unlisted: RefCell::default(),
-            race: Cell::default(),
-            purge_on_create: Cell::default(),
-        }
+/// The SDK's in-memory host, its documents modified at 5 ms.
+fn host() -> MemHost {
+    MemHost {
+        modified_ms: 5,
+        ..MemHost::default()
     }
 }
 
-impl std::ops::Deref for MemHost {
-    type Target = testing::MemHost;
-    fn deref(&self) -> &testing::MemHost {
-        &self.mem
+/// With these project files.
+fn with(files: &[(&str, &str)]) -> MemHost {
+    let h = host();
+    for (p, t) in files {
+        h.files.borrow_mut().insert(p.to_string(), t.to_string());
     }
+    h
 }
 
 fn date_time(ms: i64) -> String {
     scryer_decisions::date::format_rfc3339(ms)
-}
-
-impl MemHost {
-    fn with(files: &[(&str, &str)]) -> MemHost {
-        let h = MemHost::default();
-        for (p, t) in files {
-            h.files.borrow_mut().insert(p.to_string(), t.to_string());
-        }
-        h
-    }
-}
-
-impl Host for MemHost {
-    fn list_documents(&self, dir: &str) -> ToolResult<Vec<Document>> {
-        let mut docs = self.mem.list_documents(dir)?;
-        docs.retain(|d| !self.unlisted.borrow().contains(&d.path));
-        Ok(docs)
-    }
-    fn decision_rows(&self) -> ToolResult<Vec<DecisionRow>> {
-        self.mem.decision_rows()
-    }
-    fn insert_decision_row(&self, row: &DecisionRow) -> ToolResult<()> {
-        if self.race.replace(false) {
-            self.decisions.borrow_mut().push(DecisionRow {
-                title: "someone else's".into(),
-                ..row.clone()
-            });
-        }
-        self.mem.insert_decision_row(row)
-    }
-    fn delete_decision_rows(&self, number: u32) -> ToolResult<u32> {
-        self.mem.delete_decision_rows(number)
-    }
-    fn create_decision_file(&self, file_name: &str, text: &str) -> ToolResult<()> {
-        assert!(!file_name.contains('/'), "the router names files only");
-        if self.fail_create.get() {
-            return Err(ToolError::internal("disk full"));
-        }
-        if self.purge_on_create.replace(false) {
-            self.decisions.borrow_mut().clear();
-        }
-        self.mem.create_decision_file(file_name, text)
-    }
-    fn delete_decision_file(&self, file_name: &str) -> ToolResult<()> {
-        assert!(!file_name.contains('/'), "the router names files only");
-        self.mem.delete_decision_file(file_name)
-    }
-    fn read_lines(&self, file_path: &str, start: u32, end: u32) -> ToolResult<Vec<String>> {
-        self.mem.read_lines(file_path, start, end)
-    }
 }
 
 fn ctx() -> Ctx {
@@ -143,7 +73,7 @@ const EXISTING: &str = "---\nnumber: 1\ntitle: Routers are sandboxed\nstatus: ac
 
 #[test]
 fn record_query_and_delete_round_trip() {
-    let h = MemHost::with(&[("docs/adr/0001-routers-are-sandboxed.md", EXISTING)]);
+    let h = with(&[("docs/adr/0001-routers-are-sandboxed.md", EXISTING)]);
     let rec = ok(
         &h,
         "record_adr",
@@ -199,14 +129,14 @@ fn record_query_and_delete_round_trip() {
 
 #[test]
 fn numbers_follow_the_highest_file_or_row_and_skip_a_number_taken_meanwhile() {
-    let h = MemHost::with(&[("docs/adr/0007-old.md", "# Old\n")]);
+    let h = with(&[("docs/adr/0007-old.md", "# Old\n")]);
     // A row holds number 9; its file exists but is not listed (past the host's cap).
     h.files
         .borrow_mut()
         .insert("docs/adr/0009-recorded-elsewhere.md".into(), "# x\n".into());
     h.unlisted
         .borrow_mut()
-        .push("docs/adr/0009-recorded-elsewhere.md".into());
+        .insert("docs/adr/0009-recorded-elsewhere.md".into());
     h.decisions.borrow_mut().push(DecisionRow {
         number: 9,
         title: "Recorded elsewhere".into(),
@@ -219,7 +149,16 @@ fn numbers_follow_the_highest_file_or_row_and_skip_a_number_taken_meanwhile() {
     assert_eq!(rec["recorded"]["number"], 10);
     assert_eq!(rec["recorded"]["status"], "proposed");
     // Another session takes 11 between our read and our insert: we take 12.
-    h.race.set(true);
+    h.before_next("insert_decision_row", |h| {
+        h.decisions.borrow_mut().push(DecisionRow {
+            number: 11,
+            title: "someone else's".into(),
+            status: "proposed".into(),
+            file_path: "docs/adr/0011-someone-elses.md".into(),
+            text: "# someone else's\n".into(),
+            recorded_at: date_time(NOW),
+        })
+    });
     let rec = ok(&h, "record_adr", json!({"title": "Raced", "decision": "d"}));
     assert_eq!(rec["recorded"]["number"], 12);
     assert_eq!(rec["recorded"]["path"], "docs/adr/0012-raced.md");
@@ -228,8 +167,8 @@ fn numbers_follow_the_highest_file_or_row_and_skip_a_number_taken_meanwhile() {
 
 #[test]
 fn a_failed_file_write_takes_the_row_back_out() {
-    let h = MemHost::default();
-    h.fail_create.set(true);
+    let h = host();
+    h.fail("create_decision_file", ToolError::internal("disk full"));
     let e = err(&h, "record_adr", json!({"title": "T", "decision": "d"}));
     assert!(
         e.message.contains("was not recorded") && e.message.contains("disk full"),
@@ -243,7 +182,7 @@ fn a_failed_file_write_takes_the_row_back_out() {
 
 #[test]
 fn hostile_titles_are_escaped_into_one_frontmatter_line() {
-    let h = MemHost::default();
+    let h = host();
     let rec = ok(
         &h,
         "record_adr",
@@ -273,7 +212,7 @@ fn hostile_titles_are_escaped_into_one_frontmatter_line() {
 
 #[test]
 fn bad_record_arguments_name_what_is_accepted() {
-    let h = MemHost::default();
+    let h = host();
     let e = err(&h, "record_adr", json!({"decision": "d"}));
     assert!(e.message.contains("`title` is required"), "{}", e.message);
     let e = err(&h, "record_adr", json!({"title": "t"}));
@@ -314,7 +253,7 @@ fn bad_record_arguments_name_what_is_accepted() {
 
 #[test]
 fn delete_needs_exactly_one_selector() {
-    let h = MemHost::with(&[("docs/adr/0001-a.md", EXISTING)]);
+    let h = with(&[("docs/adr/0001-a.md", EXISTING)]);
     for args in [json!({}), json!({"adr_number": 1, "title": "x"})] {
         let e = err(&h, "delete_adr", args);
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
@@ -334,7 +273,7 @@ fn delete_needs_exactly_one_selector() {
 
 #[test]
 fn delete_refuses_paths_outside_docs_adr() {
-    let h = MemHost::with(&[("docs/adr/0001-a.md", EXISTING), ("docs/CANARY.md", "keep")]);
+    let h = with(&[("docs/adr/0001-a.md", EXISTING), ("docs/CANARY.md", "keep")]);
     for p in [
         "../../CANARY.md",
         "docs/adr/../CANARY.md",
@@ -373,7 +312,7 @@ fn delete_refuses_paths_outside_docs_adr() {
 
 #[test]
 fn a_title_naming_several_numbers_asks_for_the_number() {
-    let h = MemHost::with(&[
+    let h = with(&[
         ("docs/adr/0001-same.md", "---\ntitle: Same\n---\n"),
         ("docs/adr/0002-same.md", "---\ntitle: same\n---\n"),
         ("docs/adr/0003-other.md", "---\ntitle: Other thing\n---\n"),
@@ -398,7 +337,7 @@ fn a_title_naming_several_numbers_asks_for_the_number() {
 
 #[test]
 fn a_row_whose_file_was_deleted_is_purged_on_the_next_read() {
-    let h = MemHost::default();
+    let h = host();
     ok(
         &h,
         "record_adr",
@@ -420,8 +359,9 @@ fn a_row_whose_file_was_deleted_is_purged_on_the_next_read() {
 
 #[test]
 fn a_row_purged_by_a_concurrent_read_mid_record_is_stored_again() {
-    let h = MemHost::default();
-    h.purge_on_create.set(true);
+    let h = host();
+    // A concurrent query_adrs purges the rows while the file is being created.
+    h.before_next("create_decision_file", |h| h.decisions.borrow_mut().clear());
     let rec = ok(
         &h,
         "record_adr",
@@ -435,10 +375,12 @@ fn a_row_purged_by_a_concurrent_read_mid_record_is_stored_again() {
 
 #[test]
 fn a_row_whose_file_exists_but_was_not_listed_is_kept() {
-    let h = MemHost::default();
+    let h = host();
     ok(&h, "record_adr", json!({"title": "Kept", "decision": "d"}));
     // The listing leaves the file out (as past the host's count cap); it still exists.
-    h.unlisted.borrow_mut().push("docs/adr/0001-kept.md".into());
+    h.unlisted
+        .borrow_mut()
+        .insert("docs/adr/0001-kept.md".into());
     assert!(h.list_documents("docs/adr").unwrap().is_empty());
     let q = ok(&h, "query_adrs", json!({}));
     assert_eq!(numbers(&q), [1]);
@@ -448,7 +390,7 @@ fn a_row_whose_file_exists_but_was_not_listed_is_kept() {
 
 #[test]
 fn empty_answers_say_why() {
-    let h = MemHost::with(&[("docs/adr/0001-a.md", EXISTING)]);
+    let h = with(&[("docs/adr/0001-a.md", EXISTING)]);
     let q = ok(&h, "query_adrs", json!({"query": "kubernetes"}));
     assert_eq!(q["total"], 0);
     assert!(
@@ -504,7 +446,7 @@ fn empty_answers_say_why() {
 
 #[test]
 fn a_small_budget_pages_with_a_pointer_to_the_rest() {
-    let h = MemHost::default();
+    let h = host();
     for i in 0..8 {
         ok(
             &h,
@@ -540,7 +482,7 @@ fn a_small_budget_pages_with_a_pointer_to_the_rest() {
 
 #[test]
 fn an_unknown_tool_names_the_ones_offered() {
-    let h = MemHost::default();
+    let h = host();
     let e = err(&h, "forget_everything", json!({}));
     assert!(
         e.message.contains("query_adrs, record_adr, delete_adr"),

@@ -8,6 +8,7 @@
 //! a component that imports an interface it was not granted.
 
 use crate::host::*;
+use crate::host_functions::Convert;
 use crate::wit::scryer::router::{
     catalog, dependencies, docs, docs_write, files, git, index, log, projects, search, tokens,
     types,
@@ -15,13 +16,7 @@ use crate::wit::scryer::router::{
 use crate::{ErrorKind, ToolError, ToolResult};
 
 pub fn from_wit(e: types::CallError) -> ToolError {
-    let (kind, message) = match e {
-        types::CallError::InvalidArgument(m) => (ErrorKind::InvalidArgument, m),
-        types::CallError::NotFound(m) => (ErrorKind::NotFound, m),
-        types::CallError::Denied(m) => (ErrorKind::Denied, m),
-        types::CallError::Internal(m) => (ErrorKind::Internal, m),
-    };
-    ToolError { kind, message }
+    e.convert()
 }
 
 pub fn to_wit(e: ToolError) -> types::CallError {
@@ -33,396 +28,57 @@ pub fn to_wit(e: ToolError) -> types::CallError {
     }
 }
 
-fn sym(s: index::Symbol) -> Sym {
-    Sym {
-        name: s.name,
-        kind: s.kind,
-        qualified_name: s.qualified_name,
-        owner: s.owner,
-        file_path: s.file_path,
-        start_line: s.start_line,
-        end_line: s.end_line,
-        signature: s.signature,
-        docstring: s.docstring,
-    }
-}
-
-fn site(r: index::ReferenceSite) -> Site {
-    Site {
-        file_path: r.file_path,
-        line: r.line,
-        column: r.column,
-        kind: r.kind,
-        qualifier: r.qualifier,
-        enclosing_symbol: r.enclosing_symbol,
-        line_text: r.line_text,
-    }
-}
-
-fn edge(e: index::Edge) -> Edge {
-    Edge {
-        kind: e.kind,
-        from_symbol: e.from_symbol,
-        to_name: e.to_name,
-        to_qualifier: e.to_qualifier,
-        site_kind: e.site_kind,
-        file_path: e.file_path,
-        line: e.line,
-        column: e.column,
-    }
-}
-
-fn dep_sym(d: dependencies::DependencySymbol) -> DepSym {
-    DepSym {
-        crate_name: d.crate_name,
-        crate_version: d.crate_version,
-        symbol: sym(d.symbol),
-    }
-}
-
-fn decision(r: docs::DecisionRow) -> DecisionRow {
-    DecisionRow {
-        number: r.number,
-        title: r.title,
-        status: r.status,
-        file_path: r.file_path,
-        text: r.text,
-        recorded_at: r.recorded_at,
-    }
-}
-
-fn status(s: projects::ProjectStatus) -> ProjectStatus {
-    ProjectStatus {
-        id: s.id,
-        slug: s.slug,
-        root: s.root,
-        state: s.state,
-        files_done: s.files_done,
-        files_total: s.files_total,
-        files: s.files,
-        parse_failures: s.parse_failures,
-        symbols: s.symbols,
-        references: s.references,
-        indexed_at: s.indexed_at,
-        last_index_ms: s.last_index_ms,
-        last_error: s.last_error,
-        active: s.active,
-    }
-}
-
-fn all<T, U>(r: Result<Vec<T>, types::CallError>, f: impl FnMut(T) -> U) -> ToolResult<Vec<U>> {
-    Ok(r.map_err(from_wit)?.into_iter().map(f).collect())
-}
+crate::scryer_host_conversions!();
 
 /// [`Host`] over the WIT imports.
 pub struct WitHost;
 
-impl Host for WitHost {
-    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-        all(index::symbols_by_name(name), sym)
-    }
-    fn symbols_by_qualified_name(&self, qualified_name: &str) -> ToolResult<Vec<Sym>> {
-        all(index::symbols_by_qualified_name(qualified_name), sym)
-    }
-    fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
-        all(index::references_to_name(name, with_line_text), site)
-    }
-    fn references_of_kinds(&self, name: &str, kinds: &[&str]) -> ToolResult<Vec<Site>> {
-        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-        all(index::references_of_kinds(name, &kinds), site)
-    }
-    fn files_naming(&self, names: &[String]) -> ToolResult<Vec<String>> {
-        index::files_naming(names).map_err(from_wit)
-    }
-    fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
-        all(index::file_symbols(file_path), sym)
-    }
-    fn file_has_parse_errors(&self, file_path: &str) -> ToolResult<bool> {
-        index::file_has_parse_errors(file_path).map_err(from_wit)
-    }
-    fn index_facts(&self) -> ToolResult<Facts> {
-        let f = index::facts().map_err(from_wit)?;
-        Ok(Facts {
-            files: f.files,
-            parse_failures: f.parse_failures,
-            symbols: f.symbols,
-            references: f.references,
-            indexed_at: f.indexed_at,
-        })
-    }
-    fn edges_from(&self, qualified_name: &str) -> ToolResult<Vec<Edge>> {
-        all(index::edges_from(qualified_name), edge)
-    }
-    fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
-        all(index::edges_to(name), edge)
-    }
-    fn precise_usages(&self, def: &Sym) -> ToolResult<PreciseUsages> {
-        let u =
-            index::precise_usages(&def.file_path, def.start_line, &def.name).map_err(from_wit)?;
-        Ok(PreciseUsages {
-            precision: u.precision,
-            sites: u.sites.into_iter().map(site).collect(),
-            fallback_files: u
-                .fallback_files
-                .into_iter()
-                .map(|f| (f.file_path, f.reason))
-                .collect(),
-            note: u.note,
-        })
-    }
-    fn precise_unresolved(&self, def: &Sym) -> ToolResult<Vec<Site>> {
-        all(
-            index::precise_unresolved(&def.file_path, def.start_line, &def.name),
-            site,
-        )
-    }
-    fn precise_unread(&self, def: &Sym) -> ToolResult<Vec<Site>> {
-        all(
-            index::precise_unread(&def.file_path, def.start_line, &def.name),
-            site,
-        )
-    }
-    fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {
-        let l = index::precise_link(&def.file_path, def.start_line, &def.name).map_err(from_wit)?;
-        Ok((l.precision, l.note))
-    }
-    fn precise_definitions_at(
-        &self,
-        file_path: &str,
-        line: u32,
-        name: &str,
-    ) -> ToolResult<PreciseTarget> {
-        let t = index::precise_definitions_at(file_path, line, name).map_err(from_wit)?;
-        Ok(PreciseTarget {
-            precision: t.precision,
-            definitions: t.definitions.into_iter().map(sym).collect(),
-            note: t.note,
-        })
-    }
+/// Writes [`WitHost`] from the list of host functions
+/// ([`scryer_host_functions!`](crate::scryer_host_functions)): each `Host` method calls
+/// its WIT import, with the entry's call arguments when it names them, and converts the
+/// answer.
+macro_rules! wit_host {
+    ($(
+        interface $iface:ident ($interface:literal) {
+            $(
+                $(#[$meta:meta])*
+                fn $wit:ident ($scope:ident $(, $arg:ident : $wty:ty => $hty:ty)* $(,)?) -> $ret:ty
+                    => $svc:ident
+                    $(default $default:block)?
+                    $(offline $offline:block)?
+                    $(#[$guest_meta:meta])*
+                    guest fn $method:ident (&$this:ident $(, $guest_arg:ident : $guest_ty:ty)* $(,)?)
+                        -> $guest_ret:ty
+                        $(=> ($($call:expr),* $(,)?))?
+                        $($guest_default:block)?;
+            )*
+        }
+    )*) => {
+        impl Host for WitHost {
+            $($(
+                wit_host!(@forward $iface::$wit
+                    [fn $method(&$this $(, $guest_arg: $guest_ty)*) -> $guest_ret]
+                    [$($guest_arg),*] [$($($call),*)?]);
+            )*)*
+        }
+    };
 
-    fn read_lines(
-        &self,
-        file_path: &str,
-        start_line: u32,
-        end_line: u32,
-    ) -> ToolResult<Vec<String>> {
-        files::read_lines(file_path, start_line, end_line).map_err(from_wit)
-    }
-    fn count_tokens(&self, text: &str) -> u32 {
-        tokens::count(text)
-    }
-    fn log(&self, message: &str) {
-        log::log(log::Level::Info, message)
-    }
-
-    fn locked_crates(&self) -> ToolResult<Vec<LockedCrate>> {
-        all(dependencies::locked_crates(), |c| LockedCrate {
-            name: c.name,
-            version: c.version,
-            indexed: c.indexed,
-            note: c.note,
-            symbols: c.symbols,
-        })
-    }
-    fn crate_symbols(&self, crate_name: &str, version: Option<&str>) -> ToolResult<Vec<DepSym>> {
-        all(dependencies::crate_symbols(crate_name, version), dep_sym)
-    }
-    fn dependency_symbols_by_name(
-        &self,
-        name: &str,
-        crate_name: Option<&str>,
-    ) -> ToolResult<Vec<DepSym>> {
-        all(dependencies::symbols_by_name(name, crate_name), dep_sym)
-    }
-
-    fn search(
-        &self,
-        query: &str,
-        scope: SearchScope,
-        crate_name: Option<&str>,
-        offset: u32,
-        limit: u32,
-    ) -> ToolResult<SearchPage> {
-        let scope = match scope {
-            SearchScope::Workspace => search::SearchScope::Workspace,
-            SearchScope::Dependencies => search::SearchScope::Dependencies,
-        };
-        let page = search::query(query, scope, crate_name, offset, limit).map_err(from_wit)?;
-        Ok(SearchPage {
-            total: page.total,
-            hits: page
-                .hits
-                .into_iter()
-                .map(|h| SearchHit {
-                    symbol: sym(h.symbol),
-                    score: h.score,
-                    matched_terms: h.matched_terms,
-                    crate_name: h.crate_name,
-                    crate_version: h.crate_version,
-                })
-                .collect(),
-        })
-    }
-
-    fn list_documents(&self, dir: &str) -> ToolResult<Vec<Document>> {
-        all(docs::list_documents(dir), |d| Document {
-            path: d.path,
-            text: d.text,
-            modified_ms: d.modified_ms,
-        })
-    }
-    fn decision_rows(&self) -> ToolResult<Vec<DecisionRow>> {
-        all(docs::decision_rows(), decision)
-    }
-    fn insert_decision_row(&self, row: &DecisionRow) -> ToolResult<()> {
-        docs_write::insert_decision_row(&docs::DecisionRow {
-            number: row.number,
-            title: row.title.clone(),
-            status: row.status.clone(),
-            file_path: row.file_path.clone(),
-            text: row.text.clone(),
-            recorded_at: row.recorded_at.clone(),
-        })
-        .map_err(from_wit)
-    }
-    fn delete_decision_rows(&self, number: u32) -> ToolResult<u32> {
-        docs_write::delete_decision_rows(number).map_err(from_wit)
-    }
-    fn create_decision_file(&self, file_name: &str, text: &str) -> ToolResult<()> {
-        docs_write::create_decision_file(file_name, text).map_err(from_wit)
-    }
-    fn delete_decision_file(&self, file_name: &str) -> ToolResult<()> {
-        docs_write::delete_decision_file(file_name).map_err(from_wit)
-    }
-
-    fn list_projects(&self) -> ToolResult<Vec<ProjectStatus>> {
-        all(projects::list_all(), status)
-    }
-    fn index_workspace(&self, path: &str, wait_ms: u32) -> ToolResult<ProjectStatus> {
-        projects::index_workspace(path, wait_ms)
-            .map(status)
-            .map_err(from_wit)
-    }
-    fn project_status(&self, project: &str) -> ToolResult<ProjectStatus> {
-        projects::status(project).map(status).map_err(from_wit)
-    }
-    fn switch_active_project(&self, project: &str) -> ToolResult<ProjectStatus> {
-        projects::switch_active(project)
-            .map(status)
-            .map_err(from_wit)
-    }
-    fn delete_project(&self, project: &str) -> ToolResult<ProjectStatus> {
-        projects::delete(project).map(status).map_err(from_wit)
-    }
-    fn index_gaps(&self, project: &str) -> ToolResult<Option<String>> {
-        projects::index_gaps(project).map_err(from_wit)
-    }
-    fn precise_status(&self, project: &str) -> ToolResult<PreciseStatus> {
-        let s = projects::precise_status(project).map_err(from_wit)?;
-        Ok(PreciseStatus {
-            state: s.state,
-            languages: s
-                .languages
-                .into_iter()
-                .map(|l| PreciseLanguage {
-                    language: l.language,
-                    state: l.state,
-                    indexer: l.indexer,
-                    indexer_version: l.indexer_version,
-                    source: l.source,
-                    files: l.files,
-                    occurrences: l.occurrences,
-                    duration_ms: l.duration_ms,
-                    peak_rss_kb: l.peak_rss_kb,
-                    finished_at: l.finished_at,
-                    error: l.error,
-                })
-                .collect(),
-            stale_files: s.stale_files,
-            note: s.note,
-        })
-    }
-    fn usage(&self, project: Option<&str>, since_hours: Option<u32>) -> ToolResult<Vec<ToolUsage>> {
-        all(projects::usage(project, since_hours), |u| ToolUsage {
-            tool: u.tool,
-            calls: u.calls,
-            errors: u.errors,
-            tokens_mean: u.tokens_mean,
-            tokens_p95: u.tokens_p95,
-            truncated: u.truncated,
-            latency_p50_ms: u.latency_p50_ms,
-            latency_p95_ms: u.latency_p95_ms,
-            followed_up: u.followed_up,
-        })
-    }
-
-    fn git_state(
-        &self,
-        project: Option<&str>,
-        commit_limit: u32,
-        change_limit: u32,
-    ) -> ToolResult<Option<RepoState>> {
-        let state = git::state(project, commit_limit, change_limit).map_err(from_wit)?;
-        Ok(state.map(|s| RepoState {
-            branch: s.branch,
-            head: s.head,
-            last_commit_ms: s.last_commit_ms,
-            commits: s
-                .commits
-                .into_iter()
-                .map(|c| GitCommit {
-                    hash: c.hash,
-                    time_ms: c.time_ms,
-                    author: c.author,
-                    subject: c.subject,
-                })
-                .collect(),
-            changes: s
-                .changes
-                .into_iter()
-                .map(|c| GitChange {
-                    path: c.path,
-                    change: c.change,
-                    staged: c.staged,
-                })
-                .collect(),
-            changes_total: s.changes_total,
-            untracked_total: s.untracked_total,
-        }))
-    }
-
-    fn catalog_projects(&self) -> ToolResult<Vec<CatalogProject>> {
-        all(catalog::list_projects(), |e| CatalogProject {
-            id: e.project.id,
-            slug: e.project.slug,
-            root: e.project.root,
-            state: e.state,
-            files: e.files,
-            symbols: e.symbols,
-            indexed_at: e.indexed_at,
-            active: e.active,
-        })
-    }
-    fn read_text(&self, project: &str, path: &str, max_bytes: u32) -> ToolResult<Option<String>> {
-        catalog::read_text(project, path, max_bytes).map_err(from_wit)
-    }
-    fn grep(&self, project: &str, query: &str, limit: u32) -> ToolResult<TextMatches> {
-        let found = catalog::grep(project, query, limit).map_err(from_wit)?;
-        Ok(TextMatches {
-            matches: found
-                .matches
-                .into_iter()
-                .map(|m| TextMatch {
-                    path: m.path,
-                    line: m.line,
-                    text: m.text,
-                })
-                .collect(),
-            files_searched: found.files_searched,
-            stopped_early: found.stopped_early,
-        })
-    }
+    // The call's arguments are the method's, or the entry's.
+    (@forward $iface:ident::$wit:ident [$($sig:tt)*] [$($arg:ident),*] []) => {
+        #[allow(clippy::unused_unit)]
+        $($sig)* {
+            $iface::$wit($($arg),*).convert()
+        }
+    };
+    (@forward $iface:ident::$wit:ident [$($sig:tt)*] [$($arg:ident),*] [$($call:expr),+]) => {
+        #[allow(clippy::unused_unit)]
+        $($sig)* {
+            $iface::$wit($($call),*).convert()
+        }
+    };
 }
+
+crate::scryer_host_functions!(wit_host);
 
 /// `describe`, for [`export_router!`](crate::export_router).
 pub fn describe<R: Router>() -> types::PluginDescription {

@@ -4,7 +4,10 @@
 //!
 //! Every method has a default that reports the interface as unavailable: a native test
 //! host implements only what its router uses, and a router that reaches for an interface
-//! it was not built to use gets a clear error instead of a silent empty answer.
+//! it was not built to use gets a clear error instead of a silent empty answer. The
+//! trait's methods and defaults are the router's side of the list of host functions
+//! (`host_functions.rs`), from which the component's `WitHost` and the host's side are
+//! expanded too.
 
 use crate::{ErrorKind, ToolError, ToolResult};
 
@@ -304,222 +307,54 @@ fn unavailable<T>(interface: &str) -> ToolResult<T> {
     })
 }
 
-/// Everything a router may ask the host. Which of these a component may actually call
-/// is decided by its grants (see the host's capabilities); the defaults only serve
-/// native hosts that implement part of it.
-#[allow(unused_variables)]
-pub trait Host {
-    // ---- index ----
-    fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-        unavailable("index")
-    }
-    fn symbols_by_qualified_name(&self, qualified_name: &str) -> ToolResult<Vec<Sym>> {
-        unavailable("index")
-    }
-    fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
-        unavailable("index")
-    }
-    /// `name`'s usage sites of `kinds` only, without line text. By default filtered
-    /// from [`references_to_name`](Self::references_to_name); the component asks the
-    /// host, which reads only those rows.
-    fn references_of_kinds(&self, name: &str, kinds: &[&str]) -> ToolResult<Vec<Site>> {
-        let mut sites = self.references_to_name(name, false)?;
-        sites.retain(|s| kinds.contains(&s.kind.as_str()));
-        Ok(sites)
-    }
-    /// The files that use any of `names`, sorted, each once. By default read off
-    /// [`references_to_name`](Self::references_to_name); the component asks the host.
-    fn files_naming(&self, names: &[String]) -> ToolResult<Vec<String>> {
-        let mut files = std::collections::BTreeSet::new();
-        for name in names {
-            files.extend(
-                self.references_to_name(name, false)?
-                    .into_iter()
-                    .map(|s| s.file_path),
-            );
+/// Writes the [`Host`] trait from the guest side of the list of host functions
+/// ([`scryer_host_functions!`](crate::scryer_host_functions)): each entry's `guest`
+/// signature, with its default or, without one, "unavailable".
+macro_rules! host_trait {
+    ($(
+        interface $iface:ident ($interface:literal) {
+            $(
+                $(#[$meta:meta])*
+                fn $wit:ident ($scope:ident $(, $arg:ident : $wty:ty => $hty:ty)* $(,)?) -> $ret:ty
+                    => $svc:ident
+                    $(default $default:block)?
+                    $(offline $offline:block)?
+                    $(#[$guest_meta:meta])*
+                    guest fn $method:ident (&$this:ident $(, $guest_arg:ident : $guest_ty:ty)* $(,)?)
+                        -> $guest_ret:ty
+                        $(=> ($($call:expr),* $(,)?))?
+                        $($guest_default:block)?;
+            )*
         }
-        Ok(files.into_iter().collect())
-    }
-    fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
-        unavailable("index")
-    }
-    fn file_has_parse_errors(&self, file_path: &str) -> ToolResult<bool> {
-        unavailable("index")
-    }
-    fn index_facts(&self) -> ToolResult<Facts> {
-        unavailable("index")
-    }
-    fn edges_from(&self, qualified_name: &str) -> ToolResult<Vec<Edge>> {
-        unavailable("index")
-    }
-    fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
-        unavailable("index")
-    }
-    /// Since WIT 0.4: the usages of the definition `def` by precise data. By default
-    /// there is none (`heuristic`), so native test hosts need nothing.
-    fn precise_usages(&self, def: &Sym) -> ToolResult<PreciseUsages> {
-        let _ = def;
-        Ok(PreciseUsages {
-            precision: "heuristic".into(),
-            ..Default::default()
-        })
-    }
-    /// Since WIT 0.4: the sites of `def`'s name in files whose precise data applies
-    /// where the indexer recorded no occurrence at all (it could not resolve them). By
-    /// default there are none.
-    fn precise_unresolved(&self, def: &Sym) -> ToolResult<Vec<Site>> {
-        let _ = def;
-        Ok(Vec::new())
-    }
-    /// Since WIT 0.4: those of the unresolved sites on lines where the indexer recorded
-    /// nothing at all (code it did not read: inactive `cfg`, files outside its targets).
-    /// By default there are none.
-    fn precise_unread(&self, def: &Sym) -> ToolResult<Vec<Site>> {
-        let _ = def;
-        Ok(Vec::new())
-    }
-    /// Since WIT 0.4: whether `def` is linked to precise data: (`precise` or
-    /// `heuristic`, why not).
-    fn precise_link(&self, def: &Sym) -> ToolResult<(String, Option<String>)> {
-        let _ = def;
-        Ok(("heuristic".into(), None))
-    }
-    /// Since WIT 0.4: the definitions the occurrence of `name` on `line` of `file_path`
-    /// refers to, by precise data.
-    fn precise_definitions_at(
-        &self,
-        file_path: &str,
-        line: u32,
-        name: &str,
-    ) -> ToolResult<PreciseTarget> {
-        let _ = (file_path, line, name);
-        Ok(PreciseTarget {
-            precision: "heuristic".into(),
-            definitions: Vec::new(),
-            note: Some("no precise data".into()),
-        })
-    }
+    )*) => {
+        /// Everything a router may ask the host. Which of these a component may actually
+        /// call is decided by its grants (see the host's capabilities); the defaults only
+        /// serve native hosts that implement part of it. Expanded from the list of host
+        /// functions (`host_functions.rs`).
+        #[allow(unused_variables)]
+        pub trait Host {
+            $($(
+                host_trait!(@method $interface [$(#[$guest_meta])*]
+                    [fn $method(&$this $(, $guest_arg: $guest_ty)*) -> $guest_ret]
+                    [$($guest_default)?]);
+            )*)*
+        }
+    };
 
-    // ---- files, tokens, log ----
-    fn read_lines(
-        &self,
-        file_path: &str,
-        start_line: u32,
-        end_line: u32,
-    ) -> ToolResult<Vec<String>> {
-        unavailable("files")
-    }
-    /// Tokens in `text` as the host counts them. The default approximates (4 bytes a
-    /// token) for native hosts without a tokenizer.
-    fn count_tokens(&self, text: &str) -> u32 {
-        (text.len() as u32).div_ceil(4)
-    }
-    fn log(&self, message: &str) {}
-
-    // ---- dependencies ----
-    fn locked_crates(&self) -> ToolResult<Vec<LockedCrate>> {
-        unavailable("dependencies")
-    }
-    fn crate_symbols(&self, crate_name: &str, version: Option<&str>) -> ToolResult<Vec<DepSym>> {
-        unavailable("dependencies")
-    }
-    fn dependency_symbols_by_name(
-        &self,
-        name: &str,
-        crate_name: Option<&str>,
-    ) -> ToolResult<Vec<DepSym>> {
-        unavailable("dependencies")
-    }
-
-    // ---- search ----
-    fn search(
-        &self,
-        query: &str,
-        scope: SearchScope,
-        crate_name: Option<&str>,
-        offset: u32,
-        limit: u32,
-    ) -> ToolResult<SearchPage> {
-        unavailable("search")
-    }
-
-    // ---- docs ----
-    fn list_documents(&self, dir: &str) -> ToolResult<Vec<Document>> {
-        unavailable("docs")
-    }
-    fn decision_rows(&self) -> ToolResult<Vec<DecisionRow>> {
-        unavailable("docs")
-    }
-    fn insert_decision_row(&self, row: &DecisionRow) -> ToolResult<()> {
-        unavailable("docs-write")
-    }
-    fn delete_decision_rows(&self, number: u32) -> ToolResult<u32> {
-        unavailable("docs-write")
-    }
-    fn create_decision_file(&self, file_name: &str, text: &str) -> ToolResult<()> {
-        unavailable("docs-write")
-    }
-    fn delete_decision_file(&self, file_name: &str) -> ToolResult<()> {
-        unavailable("docs-write")
-    }
-
-    // ---- projects (administration) ----
-    fn list_projects(&self) -> ToolResult<Vec<ProjectStatus>> {
-        unavailable("projects")
-    }
-    fn index_workspace(&self, path: &str, wait_ms: u32) -> ToolResult<ProjectStatus> {
-        unavailable("projects")
-    }
-    fn project_status(&self, project: &str) -> ToolResult<ProjectStatus> {
-        unavailable("projects")
-    }
-    fn switch_active_project(&self, project: &str) -> ToolResult<ProjectStatus> {
-        unavailable("projects")
-    }
-    fn delete_project(&self, project: &str) -> ToolResult<ProjectStatus> {
-        unavailable("projects")
-    }
-    fn usage(&self, project: Option<&str>, since_hours: Option<u32>) -> ToolResult<Vec<ToolUsage>> {
-        unavailable("projects")
-    }
-    /// Since WIT 0.4: what a project's index runs left out (links leaving the root,
-    /// files too large), as the note an answer about it carries; `None`: nothing.
-    fn index_gaps(&self, project: &str) -> ToolResult<Option<String>> {
-        unavailable("projects")
-    }
-    /// Since WIT 0.4: a project's precise stage.
-    fn precise_status(&self, project: &str) -> ToolResult<PreciseStatus> {
-        unavailable("projects")
-    }
-
-    // ---- git (WIT 0.2) ----
-    /// The working tree of a project (slug, id or root; `None`: the call's project), or
-    /// `None` when it is not in a git work tree. The host caps the limits (100, 500).
-    fn git_state(
-        &self,
-        project: Option<&str>,
-        commit_limit: u32,
-        change_limit: u32,
-    ) -> ToolResult<Option<RepoState>> {
-        unavailable("git")
-    }
-
-    // ---- catalog (WIT 0.2) ----
-    /// Every registered project, by slug.
-    fn catalog_projects(&self) -> ToolResult<Vec<CatalogProject>> {
-        unavailable("catalog")
-    }
-    /// Up to `max_bytes` (at most 64 KiB) of a text file inside a project's root; `None`
-    /// when there is no such file.
-    fn read_text(&self, project: &str, path: &str, max_bytes: u32) -> ToolResult<Option<String>> {
-        unavailable("catalog")
-    }
-    /// Lines of a project's text files containing `query` (case-insensitive), at most
-    /// `limit` (at most 1000).
-    fn grep(&self, project: &str, query: &str, limit: u32) -> ToolResult<TextMatches> {
-        unavailable("catalog")
-    }
+    (@method $interface:literal [$($meta:tt)*] [$($sig:tt)*] [$default:block]) => {
+        $($meta)*
+        #[allow(clippy::unused_unit)]
+        $($sig)* $default
+    };
+    (@method $interface:literal [$($meta:tt)*] [$($sig:tt)*] []) => {
+        $($meta)*
+        $($sig)* {
+            unavailable($interface)
+        }
+    };
 }
+
+crate::scryer_host_functions!(host_trait);
 
 /// A tool a router offers: what `describe` publishes.
 #[derive(Clone, Debug)]

@@ -20,6 +20,7 @@ pub mod attribution;
 pub mod budget;
 pub mod callgraph;
 pub mod host;
+pub mod host_functions;
 pub mod listing;
 pub mod names;
 pub mod resolve;

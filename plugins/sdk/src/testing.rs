@@ -69,7 +69,17 @@ pub struct MemHost {
     /// hosts lack), `files`, `dependencies`, `search`, `docs`, `docs-write`, `git`,
     /// `catalog`.
     pub missing: BTreeSet<&'static str>,
+    /// Documents the listing leaves out though they exist (as past the host's cap).
+    pub unlisted: RefCell<BTreeSet<String>>,
+    /// What happens between the router's calls (another writer, a concurrent purge):
+    /// each runs once, before the next call of the `Host` method it names.
+    pub before: RefCell<Vec<(&'static str, Hook)>>,
+    /// `Host` methods that fail, with their error (a full disk).
+    pub failing: RefCell<BTreeMap<&'static str, ToolError>>,
 }
+
+/// What a [`MemHost`] does before a call (see [`before`](MemHost::before)).
+pub type Hook = Box<dyn FnOnce(&MemHost)>;
 
 impl MemHost {
     /// A usage site of `name`.
@@ -92,6 +102,36 @@ impl MemHost {
     pub fn lacking(mut self, interface: &'static str) -> MemHost {
         self.missing.insert(interface);
         self
+    }
+
+    /// Runs `hook` once, before the next call of `method` (see [`before`](Self::before)).
+    pub fn before_next(&self, method: &'static str, hook: impl FnOnce(&MemHost) + 'static) {
+        self.before.borrow_mut().push((method, Box::new(hook)));
+    }
+
+    /// `method` fails with `error` from now on.
+    pub fn fail(&self, method: &'static str, error: ToolError) {
+        self.failing.borrow_mut().insert(method, error);
+    }
+
+    /// The start of a call of `method`, of `interface`: what is to happen before it,
+    /// then its failure or the interface's absence.
+    fn enter(&self, method: &'static str, interface: &str) -> ToolResult<()> {
+        let due: Vec<Hook> = {
+            let mut before = self.before.borrow_mut();
+            let (due, rest) = std::mem::take(&mut *before)
+                .into_iter()
+                .partition(|(m, _)| *m == method);
+            *before = rest;
+            due.into_iter().map(|(_, hook)| hook).collect()
+        };
+        for hook in due {
+            hook(self);
+        }
+        if let Some(e) = self.failing.borrow().get(method) {
+            return Err(e.clone());
+        }
+        self.has(interface)
     }
 
     fn has(&self, interface: &str) -> ToolResult<()> {
@@ -184,7 +224,7 @@ pub fn score_by(split: fn(&str) -> Vec<String>, query: &str, s: &Sym) -> (f32, V
 
 impl Host for MemHost {
     fn symbols_by_name(&self, name: &str) -> ToolResult<Vec<Sym>> {
-        self.has("index")?;
+        self.enter("symbols_by_name", "index")?;
         Ok(self
             .symbols
             .iter()
@@ -195,7 +235,7 @@ impl Host for MemHost {
 
     /// The qualified name, or one ending with `::qualified_name`.
     fn symbols_by_qualified_name(&self, qualified_name: &str) -> ToolResult<Vec<Sym>> {
-        self.has("index")?;
+        self.enter("symbols_by_qualified_name", "index")?;
         let suffix = format!("::{qualified_name}");
         Ok(self
             .symbols
@@ -206,7 +246,7 @@ impl Host for MemHost {
     }
 
     fn references_to_name(&self, name: &str, with_line_text: bool) -> ToolResult<Vec<Site>> {
-        self.has("index")?;
+        self.enter("references_to_name", "index")?;
         let edge_sites = self
             .edges
             .iter()
@@ -236,7 +276,7 @@ impl Host for MemHost {
 
     /// A file is indexed when a definition is in it or it is one of the files.
     fn file_symbols(&self, file_path: &str) -> ToolResult<Vec<Sym>> {
-        self.has("index")?;
+        self.enter("file_symbols", "index")?;
         let of = |s: &&Sym| {
             file_path == s.file_path || file_path.ends_with(&format!("/{}", s.file_path))
         };
@@ -249,12 +289,12 @@ impl Host for MemHost {
     }
 
     fn file_has_parse_errors(&self, file_path: &str) -> ToolResult<bool> {
-        self.has("index")?;
+        self.enter("file_has_parse_errors", "index")?;
         Ok(self.parse_errors.iter().any(|f| f == file_path))
     }
 
     fn index_facts(&self) -> ToolResult<Facts> {
-        self.has("index")?;
+        self.enter("index_facts", "index")?;
         if let Some(facts) = &self.facts {
             return Ok(facts.clone());
         }
@@ -272,7 +312,7 @@ impl Host for MemHost {
     }
 
     fn edges_from(&self, qualified_name: &str) -> ToolResult<Vec<Edge>> {
-        self.has("index")?;
+        self.enter("edges_from", "index")?;
         self.has("edges")?;
         Ok(self
             .edges
@@ -283,7 +323,7 @@ impl Host for MemHost {
     }
 
     fn edges_to(&self, name: &str) -> ToolResult<Vec<Edge>> {
-        self.has("index")?;
+        self.enter("edges_to", "index")?;
         self.has("edges")?;
         Ok(self
             .edges
@@ -302,7 +342,7 @@ impl Host for MemHost {
 
     /// As the host reads: lines are 1-based, at most 5,000 a call.
     fn read_lines(&self, file_path: &str, start: u32, end: u32) -> ToolResult<Vec<String>> {
-        self.has("files")?;
+        self.enter("read_lines", "files")?;
         if start == 0 || end < start {
             return Err(ToolError::invalid(format!(
                 "lines {start}-{end}: lines are 1-based and the end may not precede the start"
@@ -321,12 +361,12 @@ impl Host for MemHost {
     }
 
     fn locked_crates(&self) -> ToolResult<Vec<LockedCrate>> {
-        self.has("dependencies")?;
+        self.enter("locked_crates", "dependencies")?;
         Ok(self.locked.clone())
     }
 
     fn crate_symbols(&self, crate_name: &str, version: Option<&str>) -> ToolResult<Vec<DepSym>> {
-        self.has("dependencies")?;
+        self.enter("crate_symbols", "dependencies")?;
         Ok(self
             .deps
             .iter()
@@ -343,7 +383,7 @@ impl Host for MemHost {
         name: &str,
         crate_name: Option<&str>,
     ) -> ToolResult<Vec<DepSym>> {
-        self.has("dependencies")?;
+        self.enter("dependency_symbols_by_name", "dependencies")?;
         Ok(self
             .deps
             .iter()
@@ -364,7 +404,7 @@ impl Host for MemHost {
         offset: u32,
         limit: u32,
     ) -> ToolResult<SearchPage> {
-        self.has("search")?;
+        self.enter("search", "search")?;
         self.searches
             .borrow_mut()
             .push((query.to_string(), offset, limit));
@@ -416,9 +456,9 @@ impl Host for MemHost {
         })
     }
 
-    /// The `.md` files directly in `dir`, by name.
+    /// The `.md` files directly in `dir`, by name, but the [`unlisted`](Self::unlisted).
     fn list_documents(&self, dir: &str) -> ToolResult<Vec<Document>> {
-        self.has("docs")?;
+        self.enter("list_documents", "docs")?;
         let prefix = format!("{}/", dir.trim_end_matches('/'));
         Ok(self
             .files
@@ -427,6 +467,7 @@ impl Host for MemHost {
             .filter(|(p, _)| {
                 p.strip_prefix(&prefix)
                     .is_some_and(|n| !n.contains('/') && n.ends_with(".md") && !n.starts_with('.'))
+                    && !self.unlisted.borrow().contains(*p)
             })
             .map(|(p, t)| Document {
                 path: p.clone(),
@@ -437,13 +478,13 @@ impl Host for MemHost {
     }
 
     fn decision_rows(&self) -> ToolResult<Vec<DecisionRow>> {
-        self.has("docs")?;
+        self.enter("decision_rows", "docs")?;
         Ok(self.decisions.borrow().clone())
     }
 
     /// A number already taken is refused.
     fn insert_decision_row(&self, row: &DecisionRow) -> ToolResult<()> {
-        self.has("docs-write")?;
+        self.enter("insert_decision_row", "docs-write")?;
         if self
             .decisions
             .borrow()
@@ -460,7 +501,7 @@ impl Host for MemHost {
     }
 
     fn delete_decision_rows(&self, number: u32) -> ToolResult<u32> {
-        self.has("docs-write")?;
+        self.enter("delete_decision_rows", "docs-write")?;
         let mut rows = self.decisions.borrow_mut();
         let before = rows.len();
         rows.retain(|r| r.number != number);
@@ -469,13 +510,8 @@ impl Host for MemHost {
 
     /// A new file in `docs/adr`, named without a path.
     fn create_decision_file(&self, file_name: &str, text: &str) -> ToolResult<()> {
-        self.has("docs-write")?;
-        if file_name.contains(['/', '\\']) || !file_name.ends_with(".md") {
-            return Err(ToolError::invalid(format!(
-                "{file_name:?} is not a decision file name"
-            )));
-        }
-        let path = format!("docs/adr/{file_name}");
+        self.enter("create_decision_file", "docs-write")?;
+        let path = decision_file(file_name)?;
         let mut files = self.files.borrow_mut();
         if files.contains_key(&path) {
             return Err(ToolError::invalid(format!("{path} already exists")));
@@ -484,13 +520,10 @@ impl Host for MemHost {
         Ok(())
     }
 
+    /// A file in `docs/adr`, named without a path.
     fn delete_decision_file(&self, file_name: &str) -> ToolResult<()> {
-        self.has("docs-write")?;
-        match self
-            .files
-            .borrow_mut()
-            .remove(&format!("docs/adr/{file_name}"))
-        {
+        self.enter("delete_decision_file", "docs-write")?;
+        match self.files.borrow_mut().remove(&decision_file(file_name)?) {
             Some(_) => Ok(()),
             None => Err(ToolError::not_found(format!(
                 "no file docs/adr/{file_name}"
@@ -506,7 +539,7 @@ impl Host for MemHost {
         commit_limit: u32,
         change_limit: u32,
     ) -> ToolResult<Option<RepoState>> {
-        self.has("git")?;
+        self.enter("git_state", "git")?;
         let slug = match project {
             Some(p) => p.to_string(),
             None => self
@@ -530,13 +563,13 @@ impl Host for MemHost {
     }
 
     fn catalog_projects(&self) -> ToolResult<Vec<CatalogProject>> {
-        self.has("catalog")?;
+        self.enter("catalog_projects", "catalog")?;
         Ok(self.catalog.clone())
     }
 
     /// At most `max_bytes`, cut at a character boundary.
     fn read_text(&self, project: &str, path: &str, max_bytes: u32) -> ToolResult<Option<String>> {
-        self.has("catalog")?;
+        self.enter("read_text", "catalog")?;
         Ok(self
             .catalog_files
             .get(&(project.to_string(), path.to_string()))
@@ -551,7 +584,7 @@ impl Host for MemHost {
 
     /// Case-insensitive, files by path; stopped early at the limit.
     fn grep(&self, project: &str, query: &str, limit: u32) -> ToolResult<TextMatches> {
-        self.has("catalog")?;
+        self.enter("grep", "catalog")?;
         let query = query.to_lowercase();
         let mut out = TextMatches::default();
         for ((p, path), text) in &self.catalog_files {
@@ -575,6 +608,17 @@ impl Host for MemHost {
         }
         Ok(out)
     }
+}
+
+/// The path of decision file `file_name`: in `docs/adr`, named without a path, as the
+/// host takes it.
+fn decision_file(file_name: &str) -> ToolResult<String> {
+    if file_name.contains(['/', '\\']) || !file_name.ends_with(".md") {
+        return Err(ToolError::invalid(format!(
+            "{file_name:?} is not a decision file name"
+        )));
+    }
+    Ok(format!("docs/adr/{file_name}"))
 }
 
 /// A definition named by the last segment of `qualified`, on lines 1–2 of `file`.
@@ -702,5 +746,32 @@ mod tests {
         let h = h.lacking("edges");
         assert!(h.edges_to("g").is_err());
         assert!(h.references_to_name("g", false).is_ok());
+    }
+
+    #[test]
+    fn the_mem_host_runs_what_happens_between_calls_and_fails_as_told() {
+        let h = MemHost::default()
+            .with_file("docs/adr/0001-a.md", "# A\n")
+            .with_file("docs/adr/0002-b.md", "# B\n");
+        h.unlisted.borrow_mut().insert("docs/adr/0002-b.md".into());
+        let listed = h.list_documents("docs/adr").unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].path, "docs/adr/0001-a.md");
+        // Once, before the next call of the method named.
+        h.before_next("decision_rows", |h| {
+            h.decisions.borrow_mut().push(DecisionRow {
+                number: 3,
+                ..DecisionRow::default()
+            })
+        });
+        assert!(h.decisions.borrow().is_empty());
+        assert_eq!(h.decision_rows().unwrap().len(), 1);
+        h.decisions.borrow_mut().clear();
+        assert!(h.decision_rows().unwrap().is_empty());
+        h.fail("create_decision_file", ToolError::internal("disk full"));
+        let e = h.create_decision_file("0003-c.md", "# C\n").unwrap_err();
+        assert_eq!(e.message, "disk full");
+        assert!(h.delete_decision_file("../x.md").is_err());
+        assert!(h.delete_decision_file("0001-a.md").is_ok());
     }
 }

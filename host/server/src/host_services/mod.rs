@@ -604,8 +604,8 @@ impl HostServices for HostImpl {
         self.docs_decision_rows(scope)
     }
 
-    fn insert_decision_row(&self, scope: &CallScope, row: DecisionRow) -> Result<(), CallError> {
-        self.docs_insert_decision_row(scope, row)
+    fn insert_decision_row(&self, scope: &CallScope, row: &DecisionRow) -> Result<(), CallError> {
+        self.docs_insert_decision_row(scope, row.clone())
     }
 
     fn delete_decision_rows(&self, scope: &CallScope, number: u32) -> Result<u32, CallError> {
