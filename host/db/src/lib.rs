@@ -20,8 +20,8 @@ mod files;
 mod precise;
 mod projects;
 mod row_diff;
-mod scopes;
 mod schema;
+mod scopes;
 mod search_rows;
 mod symbols;
 mod telemetry;
@@ -409,7 +409,10 @@ mod tests {
         db.write_files(p.id, &[a], &[]).await.unwrap();
         let refs = db.references_to_name(p.id, "x").await.unwrap();
         assert_eq!(refs.len(), 1);
-        assert_eq!(refs[0].enclosing_symbol, "demo::main", "read back by its id");
+        assert_eq!(
+            refs[0].enclosing_symbol, "demo::main",
+            "read back by its id"
+        );
     }
 
     #[tokio::test]

@@ -619,7 +619,12 @@ impl Runtime {
 /// Where a router call's time went, as one `scryer::call_time` debug event (off unless
 /// `SCRYER_LOG` enables it): waiting for a blocking thread, instantiating, the router's
 /// own work and its host calls. `bench/call_time.py` sums these under load.
-fn log_call_time(store: &Store<CallState>, queued: Duration, instantiated: Duration, total: Duration) {
+fn log_call_time(
+    store: &Store<CallState>,
+    queued: Duration,
+    instantiated: Duration,
+    total: Duration,
+) {
     let host = store.data().host_time;
     let router = total.saturating_sub(instantiated).saturating_sub(host);
     tracing::debug!(

@@ -735,7 +735,11 @@ fn log_call_time(
 ) {
     let total = started.elapsed();
     let (before, router, after) = match serving {
-        Some((from, to)) => (from - started, to - from, total.saturating_sub(to - started)),
+        Some((from, to)) => (
+            from - started,
+            to - from,
+            total.saturating_sub(to - started),
+        ),
         None => (total, std::time::Duration::ZERO, std::time::Duration::ZERO),
     };
     tracing::debug!(
