@@ -30,15 +30,21 @@ pub(crate) const SCHEMA: &[&str] = &[
         line INTEGER NOT NULL,
         col INTEGER NOT NULL
     )",
-    "CREATE INDEX IF NOT EXISTS edge_by_source ON edge (project_id, from_symbol)",
-    "CREATE INDEX IF NOT EXISTS edge_by_target ON edge (project_id, to_name)",
+    EDGE_BY_SOURCE,
+    EDGE_BY_TARGET,
     // No index on `file_id`: a file's edges are a range of row ids (`file_rows`).
     "DROP INDEX IF EXISTS edge_by_file",
     // Call edges by their caller: the call references, by the id of the name they are in
     // (`scopes`; the id names its project too).
-    "CREATE INDEX IF NOT EXISTS ref_site_calls_by_caller ON ref_site (scope_id) \
-     WHERE kind IN ('call', 'method_call')",
+    CALLS_BY_CALLER,
 ];
+
+pub(crate) const EDGE_BY_SOURCE: &str =
+    "CREATE INDEX IF NOT EXISTS edge_by_source ON edge (project_id, from_symbol)";
+pub(crate) const EDGE_BY_TARGET: &str =
+    "CREATE INDEX IF NOT EXISTS edge_by_target ON edge (project_id, to_name)";
+pub(crate) const CALLS_BY_CALLER: &str = "CREATE INDEX IF NOT EXISTS ref_site_calls_by_caller \
+     ON ref_site (scope_id) WHERE kind IN ('call', 'method_call')";
 
 /// Usage kinds of the references that are also call edges.
 pub const CALL_SITE_KINDS: [&str; 2] = ["call", "method_call"];

@@ -11,6 +11,7 @@
 //!
 //! turso lets one process open a database file; scryer's server is that process.
 
+mod bulk;
 mod damage;
 mod decisions;
 mod deps;
@@ -28,6 +29,7 @@ mod telemetry;
 #[cfg(test)]
 mod test_rows;
 
+pub use bulk::BULK_LOAD_MIN_FILES;
 pub use damage::{NOTE_SUFFIX, SetAside, kept_aside, seal_clean_exit};
 pub use decisions::*;
 pub use deps::*;
@@ -58,6 +60,9 @@ pub struct Db {
     /// on a fresh connection reads every page it touches from the file again; reusing
     /// readers keeps the pages a tool call needs in memory.
     readers: Arc<Mutex<Vec<Connection>>>,
+    /// Bulk loads running (`bulk`): the first drops the deferred indexes, the last
+    /// builds them.
+    bulk_loads: Arc<tokio::sync::Mutex<usize>>,
 }
 
 /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back on error.
@@ -202,6 +207,7 @@ impl Db {
             database,
             path: path.to_path_buf(),
             readers: Arc::default(),
+            bulk_loads: Arc::default(),
         };
         db.migrate().await?;
         Ok(db)

@@ -34,6 +34,14 @@ pub const OLD_LAYOUT_DROPS: &[&str] = &[
     "DROP TABLE IF EXISTS ref_site",
 ];
 
+/// Definitions by name (`inspect_symbol`, `resolve_definition`, attribution).
+pub(crate) const SYMBOL_BY_NAME: &str =
+    "CREATE INDEX IF NOT EXISTS symbol_by_name ON symbol (project_id, name)";
+
+/// References by name, covering "which files use this name" (see below).
+pub(crate) const REF_SITE_BY_NAME_FILE: &str =
+    "CREATE INDEX IF NOT EXISTS ref_site_by_name_file ON ref_site (project_id, name, file_id)";
+
 pub const STATEMENTS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     // A registered workspace. `index_complete` is 0 while a run is writing: a project
@@ -75,7 +83,7 @@ pub const STATEMENTS: &[&str] = &[
         name_line INTEGER NOT NULL,
         name_column INTEGER NOT NULL
     )",
-    "CREATE INDEX IF NOT EXISTS symbol_by_name ON symbol (project_id, name)",
+    SYMBOL_BY_NAME,
     // No index on `file_id` here or on the other per-file tables: a file's rows are a
     // range of row ids (`file_rows`).
     "DROP INDEX IF EXISTS symbol_by_file",
@@ -102,7 +110,7 @@ pub const STATEMENTS: &[&str] = &[
     // name)`, dropped from older databases here. Adding `kind` too made a cold index of
     // tokio 5-10 % slower for little.
     "DROP INDEX IF EXISTS ref_site_by_name",
-    "CREATE INDEX IF NOT EXISTS ref_site_by_name_file ON ref_site (project_id, name, file_id)",
+    REF_SITE_BY_NAME_FILE,
     "DROP INDEX IF EXISTS ref_site_by_file",
 ];
 

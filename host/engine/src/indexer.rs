@@ -547,27 +547,20 @@ async fn run(
     let parsing = tokio::task::spawn_blocking(move || {
         parse_changed(&root, &files, &stored, &progress, extent, workers, sender)
     });
-    let mut first_write = true;
-    while let Some(write) = parsed.recv().await {
-        // Whatever else is ready goes into the same transaction.
-        let mut writes = vec![write];
-        while writes.len() < WRITE_BATCH {
-            match parsed.try_recv() {
-                Ok(w) => writes.push(w),
-                Err(_) => break,
-            }
-        }
-        report.files_parsed += writes.len();
-        report.parse_failures += writes.iter().filter(|w| w.parse_errors).count();
-        report.symbols_written += writes.iter().map(|w| w.symbols.len()).sum::<usize>();
-        report.references_written += writes.iter().map(|w| w.references.len()).sum::<usize>();
-        let gone: &[String] = if first_write { &removed } else { &[] };
-        if extent == Extent::DefinitionsOnly {
-            crate::foreground::yield_to_calls_async().await;
-        }
-        db.write_files(project.id, &writes, gone).await?;
-        first_write = false;
+    // A large project's first index writes its rows before building the name indexes
+    // (ADR 0040); they are built on every way out of the loop.
+    let bulk = extent == Extent::Full
+        && stored_paths.is_empty()
+        && db.begin_bulk_load(report.files_seen).await?;
+    let written = write_parsed(db, project.id, &mut parsed, &removed, extent, &mut report).await;
+    if bulk {
+        let built = db.end_bulk_load().await;
+        written?;
+        built?;
+    } else {
+        written?;
     }
+    let first_write = report.files_parsed == 0;
     let (stamps, read_skipped, refused) = parsing.await?;
     report.stamps = stamps;
     report.skipped = walk_skipped;
@@ -587,6 +580,40 @@ async fn run(
         db.write_files(project.id, &[], &dropped).await?;
     }
     Ok(report)
+}
+
+/// Writes parsed files as they arrive, whatever is ready (at most [`WRITE_BATCH`]) per
+/// transaction; `removed` files go with the first.
+async fn write_parsed(
+    db: &Db,
+    project_id: i64,
+    parsed: &mut tokio::sync::mpsc::Receiver<FileWrite>,
+    removed: &[String],
+    extent: Extent,
+    report: &mut IndexReport,
+) -> Result<()> {
+    let mut first_write = true;
+    while let Some(write) = parsed.recv().await {
+        // Whatever else is ready goes into the same transaction.
+        let mut writes = vec![write];
+        while writes.len() < WRITE_BATCH {
+            match parsed.try_recv() {
+                Ok(w) => writes.push(w),
+                Err(_) => break,
+            }
+        }
+        report.files_parsed += writes.len();
+        report.parse_failures += writes.iter().filter(|w| w.parse_errors).count();
+        report.symbols_written += writes.iter().map(|w| w.symbols.len()).sum::<usize>();
+        report.references_written += writes.iter().map(|w| w.references.len()).sum::<usize>();
+        let gone: &[String] = if first_write { removed } else { &[] };
+        if extent == Extent::DefinitionsOnly {
+            crate::foreground::yield_to_calls_async().await;
+        }
+        db.write_files(project_id, &writes, gone).await?;
+        first_write = false;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
