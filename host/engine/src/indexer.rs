@@ -694,6 +694,18 @@ pub async fn refresh_files(
     project: &ProjectRow,
     paths: &[String],
 ) -> Result<RefreshReport> {
+    refresh_files_with(db, project, paths, || {}).await
+}
+
+/// [`refresh_files`], calling `before_write` just before the stored rows change, and
+/// only if they do: what is kept beside the rows (a search index) goes then, and stays
+/// when every file was found unchanged.
+pub async fn refresh_files_with(
+    db: &Db,
+    project: &ProjectRow,
+    paths: &[String],
+    before_write: impl FnOnce(),
+) -> Result<RefreshReport> {
     let root = Root::new(Path::new(&project.root))
         .with_context(|| format!("project root {}", project.root))?;
     let mut report = RefreshReport::default();
@@ -751,6 +763,7 @@ pub async fn refresh_files(
         }
     }
     if !report.is_empty() {
+        before_write();
         db.write_files(project.id, &writes, &report.removed).await?;
     }
     Ok(report)

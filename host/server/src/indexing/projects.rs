@@ -691,8 +691,12 @@ impl ProjectManager {
         let writer = self.writer(project.id).await;
         let _write = writer.lock().await;
         let rels: Vec<String> = checked.iter().map(|(r, _)| r.clone()).collect();
-        self.search.forget_kept_workspace(project.id);
-        let report = indexer::refresh_files(&self.db, project, &rels).await?;
+        // The kept search index goes before the rows change, and only if they do: a
+        // session's first answers check their files, which have not changed.
+        let report = indexer::refresh_files_with(&self.db, project, &rels, || {
+            self.search.forget_kept_workspace(project.id)
+        })
+        .await?;
         self.note_refresh(project.id, &report);
         if !report.is_empty() {
             self.bump_generation(project.id);
@@ -874,5 +878,32 @@ mod tests {
                 .len(),
             2
         );
+    }
+    #[tokio::test]
+    async fn the_kept_search_index_stays_when_a_refresh_finds_nothing_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pm, p) = indexed(dir.path()).await;
+        let kept = crate::indexing::search_cache::dependency_dir(pm.db().path())
+            .with_file_name("projects")
+            .join(p.id.to_string());
+        assert!(kept.is_dir(), "the index run keeps {}", kept.display());
+
+        // Touched, not changed: its stamp is new, so it is read and hashed again.
+        let shape = dir.path().join("src/shape.rs");
+        let later = std::time::SystemTime::now() + Duration::from_secs(10);
+        std::fs::File::options()
+            .write(true)
+            .open(&shape)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        let r = pm.refresh(&p, &names(&["src/shape.rs"])).await.unwrap();
+        assert!(r.is_empty(), "{r:?}");
+        assert!(kept.is_dir(), "nothing changed: the kept index stays");
+
+        std::fs::write(&shape, "pub struct Shape;\npub struct Circle;\n").unwrap();
+        let r = pm.refresh(&p, &names(&["src/shape.rs"])).await.unwrap();
+        assert_eq!(r.updated, ["src/shape.rs"]);
+        assert!(!kept.exists(), "the rows changed: the kept index is gone");
     }
 }
