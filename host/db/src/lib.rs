@@ -313,6 +313,22 @@ impl Db {
                 conn.execute(stmt, ()).await?;
             }
         }
+        if stored.is_some_and(|v| v < schema::FILE_ROW_COUNTS_VERSION)
+            // A database an older build made lacks them; one this build made and then
+            // marked older (the tests' way to make an old database) has them.
+            && conn
+                .prepare("SELECT symbol_count, ref_count FROM source_file LIMIT 0")
+                .await
+                .is_err()
+        {
+            for stmt in schema::ADD_FILE_ROW_COUNTS {
+                conn.execute(stmt, ()).await?;
+            }
+            for (column, table) in [("symbol_count", "symbol"), ("ref_count", "ref_site")] {
+                conn.execute(&file_rows::count_each_file(column, table), ())
+                    .await?;
+            }
+        }
         if stored.is_some_and(|v| v < schema::EXTRACTION_VERSION) {
             // Older rows lack what this version extracts (graph edges since 2): an empty
             // hash never matches, so every file is re-extracted by the next run.
@@ -374,6 +390,59 @@ mod tests {
         drop(db);
         let db = Db::open(&path).await.unwrap();
         assert_eq!(row_ids(&db, "symbol").await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_database_from_before_per_file_row_counts_gets_them_at_open_and_keeps_its_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        let db = Db::open(&path).await.unwrap();
+        let p = db.register_project("/work/a", Some("a")).await.unwrap();
+        let refs = |n: u32| (1..=n).map(|l| reference("x", l)).collect::<Vec<_>>();
+        let a = write("src/a.rs", "a", vec![sym("main", 1), sym("b", 3)], refs(4));
+        let b = write("src/b.rs", "b", vec![sym("c", 1)], refs(2));
+        db.write_files(p.id, &[a, b], &[]).await.unwrap();
+        db.finish_index_run(p.id, 5, None).await.unwrap();
+        // Version 8's `source_file`: no counts.
+        let conn = db.connect().await.unwrap();
+        for stmt in [
+            "ALTER TABLE source_file DROP COLUMN symbol_count",
+            "ALTER TABLE source_file DROP COLUMN ref_count",
+            "UPDATE meta SET value = '8' WHERE key = 'schema_version'",
+        ] {
+            conn.execute(stmt, ()).await.unwrap();
+        }
+        drop((conn, db));
+
+        let db = Db::open(&path).await.unwrap();
+        let facts = db.facts(p.id).await.unwrap();
+        assert_eq!((facts.files, facts.symbols, facts.references), (2, 3, 6));
+        let conn = db.connect().await.unwrap();
+        let mut rows = conn
+            .query(
+                "SELECT path, symbol_count, ref_count FROM source_file ORDER BY path",
+                (),
+            )
+            .await
+            .unwrap();
+        let mut counts = Vec::new();
+        while let Some(row) = rows.next().await.unwrap() {
+            counts.push((
+                text(row.get_value(0).unwrap()).unwrap(),
+                int(row.get_value(1).unwrap()),
+                int(row.get_value(2).unwrap()),
+            ));
+        }
+        assert_eq!(
+            counts,
+            [
+                ("src/a.rs".to_string(), Some(2), Some(4)),
+                ("src/b.rs".to_string(), Some(1), Some(2))
+            ]
+        );
+        // Kept: the files are not re-extracted and the project stays answered.
+        assert_eq!(db.files(p.id).await.unwrap()["src/a.rs"].content_hash, "a");
+        assert!(db.project(p.id).await.unwrap().unwrap().index_complete);
     }
 
     #[tokio::test]

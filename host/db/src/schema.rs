@@ -15,7 +15,11 @@
 /// 8: a reference keeps its enclosing name's id (`ref_site.scope_id`, the names in
 /// `ref_scope`: `scopes`); the old `ref_site` table is dropped at open and the database
 /// indexed again from scratch.
-pub const SCHEMA_VERSION: i64 = 8;
+/// 9: a source file keeps how many symbol and reference rows it has
+/// (`source_file.symbol_count`, `ref_count`), so a project's counts are a sum over its
+/// files instead of a scan of every row; added and filled in at open, nothing is
+/// re-extracted (`Db::migrate_in`).
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// The last version that changed what the indexer extracts per file: a database from
 /// before it forgets its file hashes at open (a later version that only adds tables
@@ -32,6 +36,16 @@ pub const OLD_LAYOUT_DROPS: &[&str] = &[
     "DROP INDEX IF EXISTS ref_site_calls_by_caller",
     "DROP INDEX IF EXISTS ref_site_by_name_file",
     "DROP TABLE IF EXISTS ref_site",
+];
+
+/// The version that gave each source file its row counts.
+pub const FILE_ROW_COUNTS_VERSION: i64 = 9;
+
+/// Run on a database from before 9, whose `source_file` lacks the per-file row counts;
+/// `Db::migrate_in` then counts each file's rows (`file_rows::count_each_file`).
+pub const ADD_FILE_ROW_COUNTS: &[&str] = &[
+    "ALTER TABLE source_file ADD COLUMN symbol_count INTEGER",
+    "ALTER TABLE source_file ADD COLUMN ref_count INTEGER",
 ];
 
 /// Definitions by name (`inspect_symbol`, `resolve_definition`, attribution).
@@ -65,7 +79,9 @@ pub const STATEMENTS: &[&str] = &[
         size INTEGER NOT NULL,
         language TEXT NOT NULL,
         parse_errors INTEGER NOT NULL,
-        line_count INTEGER NOT NULL
+        line_count INTEGER NOT NULL,
+        symbol_count INTEGER,
+        ref_count INTEGER
     )",
     "CREATE UNIQUE INDEX IF NOT EXISTS source_file_by_path ON source_file (project_id, path)",
     "CREATE TABLE IF NOT EXISTS symbol (
