@@ -166,38 +166,43 @@ impl Db {
             }
             None => String::new(),
         };
-        let mut rows = conn
-            .query(
-                format!(
-                    "SELECT r.kind, r.line, r.col, r.qualifier, s.qualified_name, f.path \
-                     FROM ref_site r JOIN source_file f ON f.id = r.file_id \
-                     LEFT JOIN ref_scope s ON s.id = r.scope_id WHERE r.project_id = ?1 AND r.name = ?2{kind_filter}"
-                ),
-                params,
-            )
-            .await?;
+        let mut rows = conn.query(ref_rows_sql(&kind_filter), params).await?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().await? {
-            out.push(RefRow {
-                name: name.to_string(),
-                kind: text(col(&row, 0)?).unwrap_or_default(),
-                line: int(col(&row, 1)?).unwrap_or(0) as u32,
-                column: int(col(&row, 2)?).unwrap_or(0) as u32,
-                qualifier: text(col(&row, 3)?),
-                enclosing_symbol: text(col(&row, 4)?).unwrap_or_default(),
-                file_path: text(col(&row, 5)?).unwrap_or_default(),
-            });
+            out.push(ref_from(name, &row)?);
         }
-        // Sorted here, not by SQL: turso's ORDER BY over the join took 35-45 % of the
-        // query (tokio, a name with 654 rows: 1.1 ms against 0.75 ms).
-        out.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
+        sort_refs(&mut out);
         Ok(out)
     }
 
-    /// The ids of the files that use `name`, each once. Ids, not paths: the query then
-    /// reads only the index (see `ref_site_by_name_file`), and a join or DISTINCT would
-    /// triple its cost; [`file_paths`](Self::file_paths) maps them.
-    pub async fn file_ids_naming(&self, project_id: i64, name: &str) -> Result<Vec<i64>> {
+    /// `name`'s usage rows in the files `file_ids`, ordered by file then line: a window
+    /// of a common name's rows read without reading the rest (`uses_per_file` says which
+    /// files hold it). One index seek per file.
+    pub async fn references_in_files(
+        &self,
+        project_id: i64,
+        name: &str,
+        file_ids: &[i64],
+    ) -> Result<Vec<RefRow>> {
+        let conn = self.reader().await?;
+        let mut stmt = conn.prepare(&ref_rows_sql(" AND r.file_id = ?3")).await?;
+        let mut out = Vec::new();
+        for &file_id in file_ids {
+            let mut rows = stmt.query((project_id, name, file_id)).await?;
+            while let Some(row) = rows.next().await? {
+                out.push(ref_from(name, &row)?);
+            }
+            drop(rows);
+            stmt.reset()?;
+        }
+        sort_refs(&mut out);
+        Ok(out)
+    }
+
+    /// The files that use `name` and how many usage rows each holds, by file id. Read
+    /// off the index alone (see `ref_site_by_name_file`): on the 7.17M-line monorepo,
+    /// `new`'s 102,528 rows in 8,244 files take 16 ms, against 250 ms for the rows.
+    pub async fn uses_per_file(&self, project_id: i64, name: &str) -> Result<Vec<(i64, u32)>> {
         let conn = self.reader().await?;
         let mut rows = conn
             .query(
@@ -205,14 +210,47 @@ impl Db {
                 (project_id, name),
             )
             .await?;
-        let mut out = Vec::new();
+        let mut ids = Vec::new();
         while let Some(row) = rows.next().await? {
-            out.push(int(col(&row, 0)?).unwrap_or(0));
+            ids.push(int(col(&row, 0)?).unwrap_or(0));
         }
-        out.sort_unstable();
-        out.dedup();
+        ids.sort_unstable();
+        let mut out: Vec<(i64, u32)> = Vec::new();
+        for id in ids {
+            match out.last_mut() {
+                Some((last, n)) if *last == id => *n += 1,
+                _ => out.push((id, 1)),
+            }
+        }
         Ok(out)
     }
+}
+
+/// The usage-row query, with `filter` appended to its `WHERE` (`?1` project, `?2` name).
+fn ref_rows_sql(filter: &str) -> String {
+    format!(
+        "SELECT r.kind, r.line, r.col, r.qualifier, s.qualified_name, f.path \
+         FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+         LEFT JOIN ref_scope s ON s.id = r.scope_id WHERE r.project_id = ?1 AND r.name = ?2{filter}"
+    )
+}
+
+fn ref_from(name: &str, row: &turso::Row) -> Result<RefRow> {
+    Ok(RefRow {
+        name: name.to_string(),
+        kind: text(col(row, 0)?).unwrap_or_default(),
+        line: int(col(row, 1)?).unwrap_or(0) as u32,
+        column: int(col(row, 2)?).unwrap_or(0) as u32,
+        qualifier: text(col(row, 3)?),
+        enclosing_symbol: text(col(row, 4)?).unwrap_or_default(),
+        file_path: text(col(row, 5)?).unwrap_or_default(),
+    })
+}
+
+/// By file, line and column. Sorted here, not by SQL: turso's ORDER BY over the join
+/// took 35-45 % of the query (tokio, a name with 654 rows: 1.1 ms against 0.75 ms).
+fn sort_refs(rows: &mut [RefRow]) {
+    rows.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
 }
 
 #[cfg(test)]
@@ -221,7 +259,7 @@ mod tests {
     use crate::test_rows::*;
 
     #[tokio::test]
-    async fn narrow_name_reads_filter_by_kind_and_give_each_file_once_in_order() {
+    async fn narrow_name_reads_filter_by_kind_or_file_and_count_each_file_once_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("index.db")).await.unwrap();
         let p = db.register_project("/work/a", Some("a")).await.unwrap();
@@ -305,27 +343,41 @@ mod tests {
                 .is_empty()
         );
 
-        // File ids, each once, mapped by the project's own paths; names are exact (case).
+        // Each file once with its row count, mapped by the project's own paths; names
+        // are exact (case).
         let paths = db.file_paths(p.id).await.unwrap();
-        let named = |ids: Vec<i64>| -> Vec<String> {
-            let mut v: Vec<String> = ids.iter().map(|id| paths[id].clone()).collect();
+        let named = |uses: Vec<(i64, u32)>| -> Vec<(String, u32)> {
+            let mut v: Vec<(String, u32)> =
+                uses.iter().map(|(id, n)| (paths[id].clone(), *n)).collect();
             v.sort();
             v
         };
         assert_eq!(
-            named(db.file_ids_naming(p.id, "Shape").await.unwrap()),
-            ["src/a.rs", "src/z.rs"]
+            named(db.uses_per_file(p.id, "Shape").await.unwrap()),
+            [("src/a.rs".to_string(), 2), ("src/z.rs".to_string(), 2)]
         );
         assert_eq!(
-            named(db.file_ids_naming(p.id, "shape").await.unwrap()),
-            ["src/m.rs"]
+            named(db.uses_per_file(p.id, "shape").await.unwrap()),
+            [("src/m.rs".to_string(), 1)]
         );
-        assert!(
-            db.file_ids_naming(p.id, "Nowhere")
+        // A window's files read alone: the same rows, in the same order, as the whole.
+        let z = paths
+            .iter()
+            .find(|(_, p)| *p == "src/z.rs")
+            .map(|(id, _)| *id);
+        assert_eq!(
+            at(&db
+                .references_in_files(p.id, "Shape", &[z.unwrap()])
                 .await
-                .unwrap()
-                .is_empty()
+                .unwrap()),
+            at(&all[2..])
         );
+        let ids: Vec<i64> = paths.keys().copied().collect();
+        assert_eq!(
+            at(&db.references_in_files(p.id, "Shape", &ids).await.unwrap()),
+            at(&all)
+        );
+        assert!(db.uses_per_file(p.id, "Nowhere").await.unwrap().is_empty());
         assert_eq!(
             paths.len(),
             3,

@@ -22,6 +22,12 @@ use crate::limits::{
     ATTRIBUTION_PAIRS, CALL_ATTRIBUTION_PAIRS, CALL_USAGE_ROWS, USAGE_WINDOW_ROWS,
 };
 
+/// What a name's usage rows are called in a [`Cut`] (`references-to-name`).
+pub const USAGE_SITES: &str = "usage sites";
+
+/// What a name's call edges are called in a [`Cut`] (`edges-to`).
+pub const EDGES: &str = "edges";
+
 /// Which rows of a name one call was handed, when it was not handed all of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cut {
@@ -126,6 +132,22 @@ impl UsageWindow {
         range
     }
 
+    /// The cut this call would make of its own name's usage sites, were the name (with
+    /// `definitions` distinct definitions) to have `total` of them and be asked for
+    /// first: what the host can tell before the router runs. Records nothing.
+    pub fn foresee(&self, definitions: usize, total: usize) -> Option<Cut> {
+        let root = self.root.as_deref()?;
+        let probe = UsageWindow::new(Some(root.to_string()), self.offset);
+        probe.saw_definitions(root, definitions);
+        probe.take(root, USAGE_SITES, total);
+        probe.cuts().pop()
+    }
+
+    /// The name the call is about, if any.
+    pub fn root(&self) -> Option<&str> {
+        self.root.as_deref()
+    }
+
     /// The cuts made so far, in the order they were made.
     pub fn cuts(&self) -> Vec<Cut> {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -154,6 +176,22 @@ mod tests {
         let past = UsageWindow::new(Some("new".into()), 200_000);
         assert_eq!(past.take("new", "usage sites", 100_000), 100_000..100_000);
         assert_eq!(past.cuts()[0].total, 100_000);
+    }
+
+    #[test]
+    fn the_cut_of_the_calls_own_name_is_foreseen_without_being_made() {
+        let w = UsageWindow::new(Some("fmt".into()), 300);
+        let seen = w.foresee(4_967, 120_000).expect("a cut");
+        assert!(w.cuts().is_empty(), "foreseeing records nothing");
+        w.saw_definitions("fmt", 4_967);
+        w.take("fmt", USAGE_SITES, 120_000);
+        assert_eq!(w.cuts(), [seen]);
+        // Handed whole, or about no name: nothing to foresee.
+        assert_eq!(
+            UsageWindow::new(Some("new".into()), 0).foresee(213, 2_315),
+            None
+        );
+        assert_eq!(UsageWindow::new(None, 0).foresee(1, 100_000), None);
     }
 
     #[test]

@@ -258,6 +258,13 @@ impl Dispatch<'_> {
         call.args_json = Value::Object(args).to_string();
         call.answer_context.notes = host_notes(&notes, &refreshed, &remarks);
         let serving_started = std::time::Instant::now();
+        if let (Some(b), Some(p)) = (budget, fresh_project)
+            && let Some(room) =
+                crate::call::windowed::foreseen_room(&self.core.projects, p.id, &call.scope.window)
+                    .await
+        {
+            call.answer_context.call.budget_tokens = Some(b.saturating_sub(room).max(1));
+        }
         let fresh = fresh_project.map(|p| (&*self.core.projects, p));
         let outcome = call
             .run_fresh(self.runtime, fresh, refreshed, &notes, &remarks)
@@ -655,7 +662,7 @@ impl<'a> RouterCall<'a> {
                 next_window,
             )) > b
         {
-            let room = crate::call::tokens::count(&window_notes.join("\n")) + 40;
+            let room = crate::call::windowed::room(&window_notes);
             let mut tighter = self.answer_context.clone();
             tighter.call.budget_tokens = Some(b.saturating_sub(room).max(1));
             self.reset_window();

@@ -94,6 +94,30 @@ pub fn notes(cuts: &[Cut]) -> (Vec<String>, Option<usize>) {
     (notes, next)
 }
 
+/// The tokens the window's `notes` take in an answer, with room for the fields `mark`
+/// adds.
+pub fn room(notes: &[String]) -> u32 {
+    crate::call::tokens::count(&notes.join("\n")) + 40
+}
+
+/// The room the window's notes about the call's own name will take, foreseen before
+/// the router runs from the name's definitions and usage count (both read, and kept,
+/// for the router's own host calls anyway), so the router fits its answer in what is
+/// left instead of answering twice (ADR 0041). `None` when the name is handed whole
+/// or the call is about no name.
+pub async fn foreseen_room(
+    projects: &crate::indexing::projects::ProjectManager,
+    project_id: i64,
+    window: &UsageWindow,
+) -> Option<u32> {
+    let name = window.root()?;
+    let definitions = projects.symbols_by_name(project_id, name).await.ok()?;
+    let total = projects.usage_count(project_id, name).await.ok()?;
+    let definitions = crate::host_services::distinct_definitions(&definitions);
+    let cut = window.foresee(definitions, total)?;
+    Some(room(&notes(&[cut]).0))
+}
+
 /// Adds the window's notes to an answer: a JSON object gets them in `notes`,
 /// `complete: false` and `next_usage_offset`; a text answer gets `note:` lines after its
 /// header.

@@ -48,7 +48,9 @@ impl HostImpl {
         // A common name's edges are handed a window at a time (ADR 0024), sized by its
         // definitions (ADR 0029).
         self.know_definitions(scope, p.id, name)?;
-        let handed = scope.window.take(name, "edges", rows.len());
+        let handed = scope
+            .window
+            .take(name, scryer_runtime::window::EDGES, rows.len());
         Ok(rows[handed].iter().cloned().map(edge).collect())
     }
 }

@@ -82,7 +82,7 @@ fn reference_site(r: &RefRow, line_text: Option<String>) -> ReferenceSite {
 
 /// Distinct definitions among a name's symbol rows as routers count them (one per
 /// qualified name, modules left out): what attribution weighs each usage against.
-fn distinct_definitions(rows: &[SymbolRow]) -> usize {
+pub(crate) fn distinct_definitions(rows: &[SymbolRow]) -> usize {
     rows.iter()
         .filter(|r| r.kind != "module")
         .map(|r| r.qualified_name.as_str())
@@ -339,12 +339,17 @@ impl HostServices for HostImpl {
         with_line_text: bool,
     ) -> Result<Vec<ReferenceSite>, CallError> {
         let p = self.project(scope)?;
-        let all = self
-            .block(self.core.projects.references_to_name(p.id, name))
-            .map_err(internal)?;
-        // A common name's rows are handed a window at a time (ADR 0024).
+        // A common name's rows are handed a window at a time (ADR 0024), and only the
+        // window is read (ADR 0041).
         self.know_definitions(scope, p.id, name)?;
-        let rows = &all[scope.window.take(name, "usage sites", all.len())];
+        let (read, window) = self
+            .block(self.core.projects.usage_window(p.id, name, |total| {
+                scope
+                    .window
+                    .take(name, scryer_runtime::window::USAGE_SITES, total)
+            }))
+            .map_err(internal)?;
+        let rows = &read[window];
         // Read each file once, keeping only the lines asked for.
         let mut texts: HashMap<(String, u32), String> = HashMap::new();
         if with_line_text {

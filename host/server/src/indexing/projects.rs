@@ -2,6 +2,7 @@
 //! background, observable while it runs.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -67,8 +68,9 @@ pub struct ProjectManager {
     definitions: std::sync::Mutex<NameCache<SymbolRow>>,
     /// The call edges to a name, per project, at an index generation (ADR 0029).
     edges: std::sync::Mutex<NameCache<EdgeRow>>,
-    /// The ids of the files that use a name, per project, at an index generation.
-    files: std::sync::Mutex<NameCache<i64>>,
+    /// The files that use a name and how many usage rows each holds, in path order
+    /// (the order of a name's rows), per project, at an index generation.
+    uses: std::sync::Mutex<NameCache<(i64, u32)>>,
     /// Each project's file paths by id, at an index generation.
     paths: std::sync::Mutex<HashMap<i64, AtGeneration<HashMap<i64, String>>>>,
     /// Registrations in flight, by root: one registration (and first index start) per
@@ -215,7 +217,7 @@ impl ProjectManager {
             usages: std::sync::Mutex::new(NameCache::default()),
             definitions: std::sync::Mutex::new(NameCache::default()),
             edges: std::sync::Mutex::new(NameCache::default()),
-            files: std::sync::Mutex::new(NameCache::default()),
+            uses: std::sync::Mutex::new(NameCache::default()),
             paths: std::sync::Mutex::new(HashMap::new()),
             registering: std::sync::Mutex::new(HashMap::new()),
             skipped: std::sync::Mutex::new(HashMap::new()),
@@ -359,32 +361,95 @@ impl ProjectManager {
         .await
     }
 
+    /// A window of `name`'s usage rows (ordered by file then line): `take` is told how
+    /// many there are and answers which to hand over. Rows wanted whole are read whole
+    /// (and cached); a window of a longer list is read from the files holding it alone,
+    /// found by counting each file's rows in the name index (ADR 0041): on the 7.17M-line
+    /// monorepo a window of `new`'s 102,528 rows costs milliseconds instead of 400.
+    pub async fn usage_window(
+        &self,
+        project_id: i64,
+        name: &str,
+        take: impl FnOnce(usize) -> Range<usize>,
+    ) -> Result<(Arc<Vec<RefRow>>, Range<usize>)> {
+        let at = self.read_point(project_id).await;
+        if let Some(all) = peek(&self.usages, at, name) {
+            let wanted = take(all.len());
+            return Ok((all, wanted));
+        }
+        let uses = self.uses_per_file(at, name).await?;
+        let total: usize = uses.iter().map(|&(_, n)| n as usize).sum();
+        let wanted = take(total);
+        let clamp = |r: Range<usize>, len: usize| r.start.min(len)..r.end.min(len);
+        if wanted.len() == total {
+            let all = self.references_to_name(project_id, name).await?;
+            let n = all.len();
+            return Ok((all, clamp(wanted, n)));
+        }
+        // The files whose rows overlap the window, and the first row of the first one.
+        let (mut files, mut first, mut row) = (Vec::new(), None, 0usize);
+        for &(file, n) in uses.iter() {
+            let end = row + n as usize;
+            if end > wanted.start && row < wanted.end {
+                first.get_or_insert(row);
+                files.push(file);
+            }
+            if end >= wanted.end {
+                break;
+            }
+            row = end;
+        }
+        let rows = self
+            .db
+            .references_in_files(project_id, name, &files)
+            .await?;
+        let from = wanted.start - first.unwrap_or(wanted.start);
+        let n = rows.len();
+        Ok((Arc::new(rows), clamp(from..from + wanted.len(), n)))
+    }
+
+    /// How many usage rows `name` has: off its cached rows, else off the name index.
+    pub async fn usage_count(&self, project_id: i64, name: &str) -> Result<usize> {
+        let at = self.read_point(project_id).await;
+        if let Some(all) = peek(&self.usages, at, name) {
+            return Ok(all.len());
+        }
+        let uses = self.uses_per_file(at, name).await?;
+        Ok(uses.iter().map(|&(_, n)| n as usize).sum())
+    }
+
+    /// The files that use `name` with their usage row counts, in path order.
+    async fn uses_per_file(&self, at: ReadPoint, name: &str) -> Result<Arc<Vec<(i64, u32)>>> {
+        let paths = self.file_paths(at).await?;
+        cached(&self.uses, at, name.to_string(), async {
+            let mut uses = self.db.uses_per_file(at.project_id, name).await?;
+            uses.sort_by(|a, b| paths.get(&a.0).cmp(&paths.get(&b.0)));
+            Ok(uses)
+        })
+        .await
+    }
+
+    /// The project's file paths by id.
+    async fn file_paths(&self, at: ReadPoint) -> Result<Arc<HashMap<i64, String>>> {
+        kept(&self.paths, at, async {
+            Ok(Arc::new(self.db.file_paths(at.project_id).await?))
+        })
+        .await
+    }
+
     /// The files that use any of `names`, sorted, each once: read off a name's cached
-    /// usage rows when there are some, else as file ids through the name index.
+    /// usage rows when there are some, else off the name index.
     pub async fn files_naming(&self, project_id: i64, names: &[String]) -> Result<Vec<String>> {
         let at = self.read_point(project_id).await;
         let mut files = std::collections::BTreeSet::new();
-        let mut ids = Vec::new();
         for name in names {
             if let Some(rows) = peek(&self.usages, at, name) {
                 files.extend(rows.iter().map(|r| r.file_path.clone()));
                 continue;
             }
-            let named = cached(
-                &self.files,
-                at,
-                name.clone(),
-                self.db.file_ids_naming(project_id, name),
-            )
-            .await?;
-            ids.extend(named.iter().copied());
-        }
-        if !ids.is_empty() {
-            let paths = kept(&self.paths, at, async {
-                Ok(Arc::new(self.db.file_paths(project_id).await?))
-            })
-            .await?;
-            files.extend(ids.iter().filter_map(|id| paths.get(id).cloned()));
+            let uses = self.uses_per_file(at, name).await?;
+            let paths = self.file_paths(at).await?;
+            files.extend(uses.iter().filter_map(|(id, _)| paths.get(id).cloned()));
         }
         Ok(files.into_iter().collect())
     }
@@ -879,6 +944,60 @@ mod tests {
             2
         );
     }
+    #[tokio::test]
+    async fn a_window_read_from_its_files_alone_is_that_slice_of_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pm, p) = indexed(dir.path()).await;
+        // Added later, so their ids do not follow path order: `aa` sorts first.
+        for (file, uses) in [("src/zz.rs", 3), ("src/aa.rs", 2), ("src/mm.rs", 1)] {
+            let body: String = (0..uses)
+                .map(|i| format!("pub fn f{i}() -> Shape {{ Shape }}\n"))
+                .collect();
+            std::fs::write(
+                dir.path().join(file),
+                format!("use crate::shape::Shape;\n{body}"),
+            )
+            .unwrap();
+        }
+        let added = names(&["src/zz.rs", "src/aa.rs", "src/mm.rs"]);
+        pm.refresh(&p, &added).await.unwrap();
+        let at = |rows: &[RefRow]| -> Vec<(String, u32, u32)> {
+            rows.iter()
+                .map(|r| (r.file_path.clone(), r.line, r.column))
+                .collect()
+        };
+        let whole = at(&pm.db().references_to_name(p.id, "Shape").await.unwrap());
+        assert!(whole.len() > 12, "{whole:?}");
+        // Every window short of the whole, read before anything is cached.
+        for start in 0..whole.len() {
+            for len in 0..whole.len() - start {
+                if len == whole.len() {
+                    continue;
+                }
+                let (rows, window) = pm
+                    .usage_window(p.id, "Shape", |total| {
+                        assert_eq!(total, whole.len());
+                        start..start + len
+                    })
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    at(&rows[window]),
+                    whole[start..start + len],
+                    "{start}+{len}"
+                );
+            }
+        }
+        // Wanted whole, the rows are read (and kept) whole; windows then come off them.
+        let (rows, window) = pm.usage_window(p.id, "Shape", |n| 0..n).await.unwrap();
+        assert_eq!(at(&rows[window]), whole);
+        let (rows, window) = pm.usage_window(p.id, "Shape", |_| 2..5).await.unwrap();
+        assert_eq!(
+            (rows.len(), at(&rows[window])),
+            (whole.len(), whole[2..5].to_vec())
+        );
+    }
+
     #[tokio::test]
     async fn the_kept_search_index_stays_when_a_refresh_finds_nothing_changed() {
         let dir = tempfile::tempdir().unwrap();
