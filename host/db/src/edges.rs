@@ -14,7 +14,7 @@
 use anyhow::Result;
 use turso::{Row, Value};
 
-use crate::{Db, col, int, text};
+use crate::{Db, col, int, ref_kinds, text};
 
 /// This area's tables, applied at open after the core schema.
 pub(crate) const SCHEMA: &[&str] = &[
@@ -43,8 +43,9 @@ pub(crate) const EDGE_BY_SOURCE: &str =
     "CREATE INDEX IF NOT EXISTS edge_by_source ON edge (project_id, from_symbol)";
 pub(crate) const EDGE_BY_TARGET: &str =
     "CREATE INDEX IF NOT EXISTS edge_by_target ON edge (project_id, to_name)";
+/// Its condition is [`ref_kinds::CALLS_SQL`] written out (a `const` cannot format).
 pub(crate) const CALLS_BY_CALLER: &str = "CREATE INDEX IF NOT EXISTS ref_site_calls_by_caller \
-     ON ref_site (scope_id) WHERE kind IN ('call', 'method_call')";
+     ON ref_site (scope_id) WHERE kind IN (0, 1)";
 
 /// Usage kinds of the references that are also call edges.
 pub const CALL_SITE_KINDS: [&str; 2] = ["call", "method_call"];
@@ -68,7 +69,7 @@ const CALLER_FILTER: &str = "r.scope_id = ?2";
 /// file path and language. Its `kind` condition implies `ref_site_calls_by_caller`'s,
 /// so the planner can read that index.
 fn call_references_sql(filter: &str) -> String {
-    let kinds = CALL_SITE_KINDS.map(|k| format!("'{k}'")).join(", ");
+    let kinds = ref_kinds::CALLS_SQL;
     format!(
         "SELECT r.name, r.kind, r.qualifier, s.qualified_name, r.line, r.col, f.path, \
          f.language FROM ref_site r JOIN source_file f ON f.id = r.file_id \
@@ -168,25 +169,89 @@ impl Db {
             )
             .await?;
         while let Some(row) = calls.next().await? {
-            let name = text(col(&row, 0)?).unwrap_or_default();
-            let site_kind = text(col(&row, 1)?).unwrap_or_default();
-            let language = text(col(&row, 7)?).unwrap_or_default();
-            out.push(EdgeRow {
-                kind: rule(&language, &site_kind, &name).to_string(),
-                from_symbol: text(col(&row, 3)?).unwrap_or_default(),
-                to_qualifier: text(col(&row, 2)?),
-                to_name: name,
-                site_kind,
-                line: int(col(&row, 4)?).unwrap_or(0) as u32,
-                column: int(col(&row, 5)?).unwrap_or(0) as u32,
-                file_path: text(col(&row, 6)?).unwrap_or_default(),
-            });
+            out.push(call_edge_from(&row, rule)?);
         }
         drop(calls);
-        // Sorted here: turso's ORDER BY over the join costs more than the query itself.
-        out.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
+        sort_edges(&mut out);
         Ok(out)
     }
+
+    /// The stored edges (not the call references) whose written target is the bare name
+    /// `to_name`, each with its file's id: few even for a common name (`new` on the
+    /// monorepo: none; `Error`: dozens).
+    pub async fn stored_edges_to(
+        &self,
+        project_id: i64,
+        to_name: &str,
+    ) -> Result<Vec<(i64, EdgeRow)>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                format!(
+                    "SELECT {EDGE_COLUMNS}, e.file_id FROM edge e \
+                     JOIN source_file f ON f.id = e.file_id WHERE e.project_id = ?1 AND e.to_name = ?2"
+                ),
+                (project_id, to_name),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.push((int(col(&row, 8)?).unwrap_or(0), edge_from(&row)?));
+        }
+        Ok(out)
+    }
+
+    /// The call references to the bare name `to_name` in the files `file_ids`, made edges
+    /// by `rule`, unordered: with the stored edges of those files, a window of a common
+    /// name's edges read without the rest (`uses_per_file` counts each file's calls).
+    /// One index seek per file.
+    pub async fn call_edges_in_files(
+        &self,
+        project_id: i64,
+        to_name: &str,
+        file_ids: &[i64],
+        rule: CallEdgeRule,
+    ) -> Result<Vec<EdgeRow>> {
+        let conn = self.reader().await?;
+        let mut stmt = conn
+            .prepare(&call_references_sql("r.name = ?2 AND r.file_id = ?3"))
+            .await?;
+        let mut out = Vec::new();
+        for &file_id in file_ids {
+            let mut rows = stmt.query((project_id, to_name, file_id)).await?;
+            while let Some(row) = rows.next().await? {
+                out.push(call_edge_from(&row, rule)?);
+            }
+            drop(rows);
+            stmt.reset()?;
+        }
+        Ok(out)
+    }
+}
+
+/// A row of [`call_references_sql`] as the edge `rule` makes it.
+fn call_edge_from(row: &Row, rule: CallEdgeRule) -> Result<EdgeRow> {
+    let name = text(col(row, 0)?).unwrap_or_default();
+    let site_kind = ref_kinds::read(&col(row, 1)?);
+    let language = text(col(row, 7)?).unwrap_or_default();
+    Ok(EdgeRow {
+        kind: rule(&language, &site_kind, &name).to_string(),
+        from_symbol: text(col(row, 3)?).unwrap_or_default(),
+        to_qualifier: text(col(row, 2)?),
+        to_name: name,
+        site_kind,
+        line: int(col(row, 4)?).unwrap_or(0) as u32,
+        column: int(col(row, 5)?).unwrap_or(0) as u32,
+        file_path: text(col(row, 6)?).unwrap_or_default(),
+    })
+}
+
+/// Puts edges in the order graph reads give them: by file, then line, then column; at
+/// one position the first pushed stays first (the extractor's stored edge before the
+/// call reference). Sorted in Rust: turso's `ORDER BY` over the join costs more than the
+/// query itself.
+pub fn sort_edges(edges: &mut [EdgeRow]) {
+    edges.sort_by(|a, b| (&a.file_path, a.line, a.column).cmp(&(&b.file_path, b.line, b.column)));
 }
 
 #[cfg(test)]

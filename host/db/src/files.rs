@@ -434,7 +434,7 @@ async fn row_values(
     for r in &w.references {
         references.push(vec![
             Value::Text(r.name.clone()),
-            Value::Text(r.kind.clone()),
+            crate::ref_kinds::stored(&r.kind),
             Value::Integer(i64::from(r.line)),
             Value::Integer(i64::from(r.column)),
             opt_text(r.qualifier.clone()),

@@ -20,6 +20,7 @@ mod file_rows;
 mod files;
 mod precise;
 mod projects;
+mod ref_kinds;
 mod row_diff;
 mod schema;
 mod scopes;
@@ -38,8 +39,9 @@ pub use files::{Facts, FileRow, FileWrite};
 pub use precise::*;
 pub use projects::ProjectRow;
 pub(crate) use projects::{PROJECT_COLUMNS, project_from};
+pub use ref_kinds::ref_kind_has_code;
 pub use search_rows::{RowOrder, SearchRow};
-pub use symbols::{RefRow, SymbolRow};
+pub use symbols::{NameUses, RefRow, SymbolRow};
 pub(crate) use symbols::{SYMBOL_COLUMNS, symbol_from};
 pub use telemetry::*;
 
@@ -297,8 +299,8 @@ impl Db {
         }
         if stored.is_some_and(|v| v < schema::LAYOUT_VERSION) {
             // Rows from before 4 are not numbered within their file (`file_rows`), so no
-            // by-file read would find them; references from before 8 were dropped above
-            // (`ref_site` changed its columns). The stored index goes, and every project
+            // by-file read would find them; references from before 10 were dropped above
+            // (`ref_site` changed its columns in 8, its kinds to codes in 10). The stored index goes, and every project
             // and dependency crate is indexed again (a project found incomplete at
             // start-up is re-indexed before it answers as complete).
             for stmt in [
@@ -315,7 +317,8 @@ impl Db {
         }
         if stored.is_some_and(|v| v < schema::FILE_ROW_COUNTS_VERSION)
             // A database an older build made lacks them; one this build made and then
-            // marked older (the tests' way to make an old database) has them.
+            // marked older (the tests' way to make an old database) has them. Its files
+            // were emptied above (it is older than the layout too): nothing to count.
             && conn
                 .prepare("SELECT symbol_count, ref_count FROM source_file LIMIT 0")
                 .await
@@ -323,10 +326,6 @@ impl Db {
         {
             for stmt in schema::ADD_FILE_ROW_COUNTS {
                 conn.execute(stmt, ()).await?;
-            }
-            for (column, table) in [("symbol_count", "symbol"), ("ref_count", "ref_site")] {
-                conn.execute(&file_rows::count_each_file(column, table), ())
-                    .await?;
             }
         }
         if stored.is_some_and(|v| v < schema::EXTRACTION_VERSION) {
@@ -393,19 +392,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_database_from_before_per_file_row_counts_gets_them_at_open_and_keeps_its_index() {
+    async fn a_database_with_kind_names_and_no_file_counts_gets_both_and_is_indexed_again() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("index.db");
         let db = Db::open(&path).await.unwrap();
         let p = db.register_project("/work/a", Some("a")).await.unwrap();
-        let refs = |n: u32| (1..=n).map(|l| reference("x", l)).collect::<Vec<_>>();
-        let a = write("src/a.rs", "a", vec![sym("main", 1), sym("b", 3)], refs(4));
-        let b = write("src/b.rs", "b", vec![sym("c", 1)], refs(2));
-        db.write_files(p.id, &[a, b], &[]).await.unwrap();
         db.finish_index_run(p.id, 5, None).await.unwrap();
-        // Version 8's `source_file`: no counts.
+        // Version 8's tables: `ref_site` with kinds by name, `source_file` without counts.
         let conn = db.connect().await.unwrap();
         for stmt in [
+            "DROP INDEX ref_site_calls_by_caller",
+            "DROP INDEX ref_site_by_name_file_kind",
+            "DROP TABLE ref_site",
+            "CREATE TABLE ref_site (id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, \
+             file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, \
+             line INTEGER NOT NULL, col INTEGER NOT NULL, qualifier TEXT, \
+             scope_id INTEGER NOT NULL)",
+            "CREATE INDEX ref_site_calls_by_caller ON ref_site (scope_id) \
+             WHERE kind IN ('call', 'method_call')",
+            "CREATE INDEX ref_site_by_name_file ON ref_site (project_id, name, file_id)",
+            "INSERT INTO ref_site VALUES (1, 1, 1, 'x', 'call', 2, 1, NULL, 7)",
             "ALTER TABLE source_file DROP COLUMN symbol_count",
             "ALTER TABLE source_file DROP COLUMN ref_count",
             "UPDATE meta SET value = '8' WHERE key = 'schema_version'",
@@ -415,34 +421,27 @@ mod tests {
         drop((conn, db));
 
         let db = Db::open(&path).await.unwrap();
+        assert!(row_ids(&db, "ref_site").await.is_empty());
+        assert!(!db.project(p.id).await.unwrap().unwrap().index_complete);
+        // Indexed again: counts kept per file, kinds read back by name, calls found by
+        // the index on codes.
+        let mut refs: Vec<RefRow> = (1..=3).map(|l| reference("x", l)).collect();
+        refs[1].kind = "use".into();
+        refs[2].kind = "a_kind_from_a_newer_engine".into();
+        let a = write("src/a.rs", "a", vec![sym("main", 1)], refs);
+        db.write_files(p.id, &[a], &[]).await.unwrap();
         let facts = db.facts(p.id).await.unwrap();
-        assert_eq!((facts.files, facts.symbols, facts.references), (2, 3, 6));
-        let conn = db.connect().await.unwrap();
-        let mut rows = conn
-            .query(
-                "SELECT path, symbol_count, ref_count FROM source_file ORDER BY path",
-                (),
-            )
+        assert_eq!((facts.files, facts.symbols, facts.references), (1, 1, 3));
+        let kinds: Vec<String> = db
+            .references_to_name(p.id, "x")
             .await
-            .unwrap();
-        let mut counts = Vec::new();
-        while let Some(row) = rows.next().await.unwrap() {
-            counts.push((
-                text(row.get_value(0).unwrap()).unwrap(),
-                int(row.get_value(1).unwrap()),
-                int(row.get_value(2).unwrap()),
-            ));
-        }
-        assert_eq!(
-            counts,
-            [
-                ("src/a.rs".to_string(), Some(2), Some(4)),
-                ("src/b.rs".to_string(), Some(1), Some(2))
-            ]
-        );
-        // Kept: the files are not re-extracted and the project stays answered.
-        assert_eq!(db.files(p.id).await.unwrap()["src/a.rs"].content_hash, "a");
-        assert!(db.project(p.id).await.unwrap().unwrap().index_complete);
+            .unwrap()
+            .into_iter()
+            .map(|r| r.kind)
+            .collect();
+        assert_eq!(kinds, ["call", "use", "a_kind_from_a_newer_engine"]);
+        let uses = db.uses_per_file(p.id, "x").await.unwrap();
+        assert_eq!((uses.len(), uses[0].rows, uses[0].calls), (1, 3, 1));
     }
 
     #[tokio::test]
@@ -457,7 +456,7 @@ mod tests {
         let conn = db.connect().await.unwrap();
         for stmt in [
             "DROP INDEX ref_site_calls_by_caller",
-            "DROP INDEX ref_site_by_name_file",
+            "DROP INDEX ref_site_by_name_file_kind",
             "DROP TABLE ref_site",
             "CREATE TABLE ref_site (id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, \
              file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, \

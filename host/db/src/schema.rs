@@ -17,9 +17,11 @@
 /// indexed again from scratch.
 /// 9: a source file keeps how many symbol and reference rows it has
 /// (`source_file.symbol_count`, `ref_count`), so a project's counts are a sum over its
-/// files instead of a scan of every row; added and filled in at open, nothing is
-/// re-extracted (`Db::migrate_in`).
-pub const SCHEMA_VERSION: i64 = 9;
+/// files instead of a scan of every row; added at open (and, until 10, filled in).
+/// 10: a reference's kind is stored as a code (`ref_kinds`) and the name index holds it
+/// (`ref_site_by_name_file_kind`, ADR 0042); the old `ref_site` is dropped at open and
+/// the database indexed again from scratch, as for 8.
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// The last version that changed what the indexer extracts per file: a database from
 /// before it forgets its file hashes at open (a later version that only adds tables
@@ -28,21 +30,22 @@ pub const EXTRACTION_VERSION: i64 = 8;
 
 /// The last version whose per-file tables an older database cannot keep: opening one from
 /// before it drops them (`Db::migrate_in`) and indexes every project again.
-pub const LAYOUT_VERSION: i64 = 8;
+pub const LAYOUT_VERSION: i64 = 10;
 
 /// Run before [`STATEMENTS`] on a database from before [`LAYOUT_VERSION`]: its
 /// `ref_site` has the old columns, which the new indexes would not find.
 pub const OLD_LAYOUT_DROPS: &[&str] = &[
     "DROP INDEX IF EXISTS ref_site_calls_by_caller",
     "DROP INDEX IF EXISTS ref_site_by_name_file",
+    "DROP INDEX IF EXISTS ref_site_by_name_file_kind",
     "DROP TABLE IF EXISTS ref_site",
 ];
 
 /// The version that gave each source file its row counts.
 pub const FILE_ROW_COUNTS_VERSION: i64 = 9;
 
-/// Run on a database from before 9, whose `source_file` lacks the per-file row counts;
-/// `Db::migrate_in` then counts each file's rows (`file_rows::count_each_file`).
+/// Run on a database from before 9, whose `source_file` lacks the per-file row counts
+/// (its rows are gone: 9 is older than [`LAYOUT_VERSION`]).
 pub const ADD_FILE_ROW_COUNTS: &[&str] = &[
     "ALTER TABLE source_file ADD COLUMN symbol_count INTEGER",
     "ALTER TABLE source_file ADD COLUMN ref_count INTEGER",
@@ -52,9 +55,10 @@ pub const ADD_FILE_ROW_COUNTS: &[&str] = &[
 pub(crate) const SYMBOL_BY_NAME: &str =
     "CREATE INDEX IF NOT EXISTS symbol_by_name ON symbol (project_id, name)";
 
-/// References by name, covering "which files use this name" (see below).
-pub(crate) const REF_SITE_BY_NAME_FILE: &str =
-    "CREATE INDEX IF NOT EXISTS ref_site_by_name_file ON ref_site (project_id, name, file_id)";
+/// References by name, covering "which files use this name, and how many of its calls
+/// each holds" (see below).
+pub(crate) const REF_SITE_BY_NAME_FILE: &str = "CREATE INDEX IF NOT EXISTS ref_site_by_name_file_kind \
+     ON ref_site (project_id, name, file_id, kind)";
 
 pub const STATEMENTS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -108,7 +112,7 @@ pub const STATEMENTS: &[&str] = &[
         project_id INTEGER NOT NULL,
         file_id INTEGER NOT NULL,
         name TEXT NOT NULL,
-        kind TEXT NOT NULL,
+        kind INTEGER NOT NULL,
         line INTEGER NOT NULL,
         col INTEGER NOT NULL,
         qualifier TEXT,
@@ -122,10 +126,12 @@ pub const STATEMENTS: &[&str] = &[
         qualified_name TEXT NOT NULL
     )",
     // Covers "which files use this name" without reading the table (tokio, a name with
-    // 654 usages: 0.2 ms instead of 0.7). It replaced `ref_site_by_name (project_id,
-    // name)`, dropped from older databases here. Adding `kind` too made a cold index of
-    // tokio 5-10 % slower for little.
+    // 654 usages: 0.2 ms instead of 0.7), and with `kind` (a code, `ref_kinds`) how many
+    // of them are calls (the call edges' window, ADR 0042). It replaced
+    // `ref_site_by_name (project_id, name)` and then `ref_site_by_name_file (project_id,
+    // name, file_id)`, dropped here from databases older than the layout they lived in.
     "DROP INDEX IF EXISTS ref_site_by_name",
+    "DROP INDEX IF EXISTS ref_site_by_name_file",
     REF_SITE_BY_NAME_FILE,
     "DROP INDEX IF EXISTS ref_site_by_file",
 ];

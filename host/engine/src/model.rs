@@ -115,20 +115,21 @@ impl ReferenceKind {
         }
     }
 
+    /// Every kind.
+    pub const ALL: [ReferenceKind; 9] = [
+        ReferenceKind::Call,
+        ReferenceKind::MethodCall,
+        ReferenceKind::Field,
+        ReferenceKind::Type,
+        ReferenceKind::Path,
+        ReferenceKind::Use,
+        ReferenceKind::Macro,
+        ReferenceKind::MacroToken,
+        ReferenceKind::Implements,
+    ];
+
     pub fn parse(s: &str) -> Option<ReferenceKind> {
-        [
-            ReferenceKind::Call,
-            ReferenceKind::MethodCall,
-            ReferenceKind::Field,
-            ReferenceKind::Type,
-            ReferenceKind::Path,
-            ReferenceKind::Use,
-            ReferenceKind::Macro,
-            ReferenceKind::MacroToken,
-            ReferenceKind::Implements,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        ReferenceKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 
@@ -235,4 +236,17 @@ pub struct FileSymbols {
     /// `crate::edges`): implementations, constructions, re-exports.
     #[serde(default)]
     pub edges: Vec<Edge>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reference_kind_is_stored_as_a_code() {
+        for kind in ReferenceKind::ALL {
+            assert!(scryer_db::ref_kind_has_code(kind.as_str()), "{kind:?}");
+            assert_eq!(ReferenceKind::parse(kind.as_str()), Some(kind));
+        }
+    }
 }

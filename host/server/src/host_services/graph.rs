@@ -42,15 +42,16 @@ impl HostImpl {
         name: &str,
     ) -> Result<Vec<Edge>, CallError> {
         let p = self.project(scope)?;
-        let rows = self
-            .block(self.core.projects.edges_to(p.id, name))
-            .map_err(internal)?;
         // A common name's edges are handed a window at a time (ADR 0024), sized by its
-        // definitions (ADR 0029).
+        // definitions (ADR 0029), and only the window is read (ADR 0042).
         self.know_definitions(scope, p.id, name)?;
-        let handed = scope
-            .window
-            .take(name, scryer_runtime::window::EDGES, rows.len());
-        Ok(rows[handed].iter().cloned().map(edge).collect())
+        let (read, window) = self
+            .block(self.core.projects.edge_window(p.id, name, |total| {
+                scope
+                    .window
+                    .take(name, scryer_runtime::window::EDGES, total)
+            }))
+            .map_err(internal)?;
+        Ok(read[window].iter().cloned().map(edge).collect())
     }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
-use scryer_db::{Db, EdgeRow, Facts, ProjectRow, RefRow, SymbolRow};
+use scryer_db::{Db, EdgeRow, Facts, NameUses, ProjectRow, RefRow, SymbolRow};
 use scryer_engine::indexer::{self, FileStamp, IndexReport, Progress, RefreshReport, Skipped};
 use tokio::sync::{Mutex, watch};
 
@@ -68,9 +68,9 @@ pub struct ProjectManager {
     definitions: std::sync::Mutex<NameCache<SymbolRow>>,
     /// The call edges to a name, per project, at an index generation (ADR 0029).
     edges: std::sync::Mutex<NameCache<EdgeRow>>,
-    /// The files that use a name and how many usage rows each holds, in path order
-    /// (the order of a name's rows), per project, at an index generation.
-    uses: std::sync::Mutex<NameCache<(i64, u32)>>,
+    /// The files that use a name and how many usage rows (and calls) each holds, in path
+    /// order (the order of a name's rows), per project, at an index generation.
+    uses: std::sync::Mutex<NameCache<NameUses>>,
     /// Each project's file paths by id, at an index generation.
     paths: std::sync::Mutex<HashMap<i64, AtGeneration<HashMap<i64, String>>>>,
     /// Registrations in flight, by root: one registration (and first index start) per
@@ -197,8 +197,37 @@ async fn cached<V>(
 }
 
 /// A usage window at least 1/this of its name's rows is sliced from the whole list
-/// (read once, kept) rather than read from its files alone (ADR 0041).
+/// (read once, kept) rather than read from its files alone (ADR 0041); an edge window
+/// likewise (ADR 0042).
 const WINDOW_READ_WHOLE_FRACTION: usize = 4;
+
+/// The files (of `per_file`: file id and its row count, in row order) whose rows overlap
+/// `wanted`, and the index of the first of those files' first row.
+fn files_over(
+    per_file: impl IntoIterator<Item = (i64, usize)>,
+    wanted: &Range<usize>,
+) -> (Vec<i64>, usize) {
+    let (mut files, mut first, mut row) = (Vec::new(), None, 0usize);
+    for (file, n) in per_file {
+        let end = row + n;
+        if end > wanted.start && row < wanted.end {
+            first.get_or_insert(row);
+            files.push(file);
+        }
+        if end >= wanted.end {
+            break;
+        }
+        row = end;
+    }
+    (files, first.unwrap_or(wanted.start))
+}
+
+/// `wanted` made relative to rows read from its files, the first of which is row
+/// `first`, and clamped to the `read` rows there are.
+fn within(wanted: Range<usize>, first: usize, read: usize) -> Range<usize> {
+    let start = wanted.start - first.min(wanted.start);
+    start.min(read)..(start + wanted.len()).min(read)
+}
 
 /// About 30 MB of usage rows on tokio-sized projects at most.
 const MAX_CACHED_NAME_VALUES: usize = 200_000;
@@ -382,37 +411,87 @@ impl ProjectManager {
             return Ok((all, wanted));
         }
         let uses = self.uses_per_file(at, name).await?;
-        let total: usize = uses.iter().map(|&(_, n)| n as usize).sum();
+        let total: usize = uses.iter().map(|u| u.rows as usize).sum();
         let wanted = take(total);
-        let clamp = |r: Range<usize>, len: usize| r.start.min(len)..r.end.min(len);
         // A window of a fair part of the rows (`into` on the monorepo: 10,000 of 17,470)
         // is sliced from the whole, read once and kept for the next calls; reading the
         // window's files each call would cost about as much every time.
         if wanted.len().saturating_mul(WINDOW_READ_WHOLE_FRACTION) >= total {
             let all = self.references_to_name(project_id, name).await?;
             let n = all.len();
-            return Ok((all, clamp(wanted, n)));
+            return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
         }
-        // The files whose rows overlap the window, and the first row of the first one.
-        let (mut files, mut first, mut row) = (Vec::new(), None, 0usize);
-        for &(file, n) in uses.iter() {
-            let end = row + n as usize;
-            if end > wanted.start && row < wanted.end {
-                first.get_or_insert(row);
-                files.push(file);
-            }
-            if end >= wanted.end {
-                break;
-            }
-            row = end;
-        }
+        let (files, first) = files_over(uses.iter().map(|u| (u.file_id, u.rows as usize)), &wanted);
         let rows = self
             .db
             .references_in_files(project_id, name, &files)
             .await?;
-        let from = wanted.start - first.unwrap_or(wanted.start);
-        let n = rows.len();
-        Ok((Arc::new(rows), clamp(from..from + wanted.len(), n)))
+        let window = within(wanted, first, rows.len());
+        Ok((Arc::new(rows), window))
+    }
+
+    /// A window of the call edges to `name` (stored edges and call references, ordered by
+    /// file then line, as [`edges_to`](Self::edges_to) gives them all): `take` is told
+    /// how many there are and answers which to hand over. Like
+    /// [`usage_window`](Self::usage_window), a window of a long list is read from the
+    /// files holding it alone, found by each file's count of calls in the name index
+    /// (ADR 0042).
+    pub async fn edge_window(
+        &self,
+        project_id: i64,
+        name: &str,
+        take: impl FnOnce(usize) -> Range<usize>,
+    ) -> Result<(Arc<Vec<EdgeRow>>, Range<usize>)> {
+        let at = self.read_point(project_id).await;
+        if let Some(all) = peek(&self.edges, at, name) {
+            let wanted = take(all.len());
+            return Ok((all, wanted));
+        }
+        let uses = self.uses_per_file(at, name).await?;
+        let stored = self.db.stored_edges_to(project_id, name).await?;
+        // Each file's edges, in path order: its calls, and its stored edges (a file may
+        // hold stored edges and no usage row of the name).
+        let mut per_file: Vec<(i64, usize)> = uses
+            .iter()
+            .filter(|u| u.calls > 0)
+            .map(|u| (u.file_id, u.calls as usize))
+            .collect();
+        if !stored.is_empty() {
+            let mut counts: HashMap<i64, usize> = per_file.iter().copied().collect();
+            for (file, _) in &stored {
+                *counts.entry(*file).or_default() += 1;
+            }
+            let paths = self.file_paths(at).await?;
+            per_file = counts.into_iter().collect();
+            per_file.sort_by(|a, b| paths.get(&a.0).cmp(&paths.get(&b.0)));
+        }
+        let total: usize = per_file.iter().map(|&(_, n)| n).sum();
+        let wanted = take(total);
+        if wanted.len().saturating_mul(WINDOW_READ_WHOLE_FRACTION) >= total {
+            let all = self.edges_to(project_id, name).await?;
+            let n = all.len();
+            return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
+        }
+        let (files, first) = files_over(per_file, &wanted);
+        // Stored edges first: at one position the extractor's edge comes first.
+        let mut rows: Vec<EdgeRow> = stored
+            .into_iter()
+            .filter(|(file, _)| files.contains(file))
+            .map(|(_, e)| e)
+            .collect();
+        rows.extend(
+            self.db
+                .call_edges_in_files(
+                    project_id,
+                    name,
+                    &files,
+                    scryer_engine::lang::call_edge_kind,
+                )
+                .await?,
+        );
+        scryer_db::sort_edges(&mut rows);
+        let window = within(wanted, first, rows.len());
+        Ok((Arc::new(rows), window))
     }
 
     /// How many usage rows `name` has: off its cached rows, else off the name index.
@@ -422,15 +501,15 @@ impl ProjectManager {
             return Ok(all.len());
         }
         let uses = self.uses_per_file(at, name).await?;
-        Ok(uses.iter().map(|&(_, n)| n as usize).sum())
+        Ok(uses.iter().map(|u| u.rows as usize).sum())
     }
 
     /// The files that use `name` with their usage row counts, in path order.
-    async fn uses_per_file(&self, at: ReadPoint, name: &str) -> Result<Arc<Vec<(i64, u32)>>> {
+    async fn uses_per_file(&self, at: ReadPoint, name: &str) -> Result<Arc<Vec<NameUses>>> {
         let paths = self.file_paths(at).await?;
         cached(&self.uses, at, name.to_string(), async {
             let mut uses = self.db.uses_per_file(at.project_id, name).await?;
-            uses.sort_by(|a, b| paths.get(&a.0).cmp(&paths.get(&b.0)));
+            uses.sort_by(|a, b| paths.get(&a.file_id).cmp(&paths.get(&b.file_id)));
             Ok(uses)
         })
         .await
@@ -456,7 +535,7 @@ impl ProjectManager {
             }
             let uses = self.uses_per_file(at, name).await?;
             let paths = self.file_paths(at).await?;
-            files.extend(uses.iter().filter_map(|(id, _)| paths.get(id).cloned()));
+            files.extend(uses.iter().filter_map(|u| paths.get(&u.file_id).cloned()));
         }
         Ok(files.into_iter().collect())
     }
@@ -1000,6 +1079,72 @@ mod tests {
         let (rows, window) = pm.usage_window(p.id, "Shape", |n| 0..n).await.unwrap();
         assert_eq!(at(&rows[window]), whole);
         let (rows, window) = pm.usage_window(p.id, "Shape", |_| 2..5).await.unwrap();
+        assert_eq!(
+            (rows.len(), at(&rows[window])),
+            (whole.len(), whole[2..5].to_vec())
+        );
+    }
+
+    #[tokio::test]
+    async fn an_edge_window_read_from_its_files_alone_is_that_slice_of_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pm, p) = indexed(dir.path()).await;
+        // (file, calls, implementations): ids not in path order; `mm` holds stored edges
+        // alone, `uu` only a use of the name (a usage row, no edge).
+        let files = [
+            ("src/zz.rs", 6, 1),
+            ("src/aa.rs", 4, 2),
+            ("src/mm.rs", 0, 3),
+            ("src/uu.rs", 0, 0),
+        ];
+        for (file, calls, impls) in files {
+            let mut body = String::from("use crate::draw::Draw;\n");
+            for i in 0..impls {
+                body += &format!("pub struct S{i};\nimpl Draw for S{i} {{}}\n");
+            }
+            for i in 0..calls {
+                body += &format!("pub fn f{i}() {{ Draw(); }}\n");
+            }
+            std::fs::write(dir.path().join(file), body).unwrap();
+        }
+        let added = names(&files.map(|f| f.0));
+        pm.refresh(&p, &added).await.unwrap();
+        let at = |rows: &[EdgeRow]| -> Vec<(String, u32, u32, String)> {
+            rows.iter()
+                .map(|e| (e.file_path.clone(), e.line, e.column, e.kind.clone()))
+                .collect()
+        };
+        let whole = at(&pm
+            .db()
+            .edges_to(p.id, "Draw", scryer_engine::lang::call_edge_kind)
+            .await
+            .unwrap());
+        let kinds: std::collections::BTreeSet<&str> = whole.iter().map(|e| e.3.as_str()).collect();
+        assert_eq!(whole.len(), 16, "{whole:?}");
+        assert_eq!(kinds.len(), 2, "stored edges and calls: {kinds:?}");
+        for start in 0..whole.len() {
+            for len in 0..whole.len() - start {
+                if len * WINDOW_READ_WHOLE_FRACTION >= whole.len() {
+                    break;
+                }
+                let (rows, window) = pm
+                    .edge_window(p.id, "Draw", |total| {
+                        assert_eq!(total, whole.len());
+                        start..start + len
+                    })
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    at(&rows[window]),
+                    whole[start..start + len],
+                    "{start}+{len}"
+                );
+            }
+        }
+        // Wanted whole (or a fair part), the edges are read (and kept) whole.
+        let (rows, window) = pm.edge_window(p.id, "Draw", |n| 0..n).await.unwrap();
+        assert_eq!(at(&rows[window]), whole);
+        let (rows, window) = pm.edge_window(p.id, "Draw", |_| 2..5).await.unwrap();
         assert_eq!(
             (rows.len(), at(&rows[window])),
             (whole.len(), whole[2..5].to_vec())
