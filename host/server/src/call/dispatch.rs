@@ -264,6 +264,11 @@ impl Dispatch<'_> {
                     .await
         {
             call.answer_context.call.budget_tokens = Some(b.saturating_sub(room).max(1));
+            tracing::debug!(
+                target: "scryer::call_time",
+                foresee_us = serving_started.elapsed().as_micros() as u64,
+                "window notes foreseen"
+            );
         }
         let fresh = fresh_project.map(|p| (&*self.core.projects, p));
         let outcome = call
@@ -632,7 +637,16 @@ impl<'a> RouterCall<'a> {
             .take(MAX_REFRESH_FILES)
             .cloned()
             .collect();
+        let checking = std::time::Instant::now();
+        let checked = named.len();
         let changed = refresh(projects, p, named).await;
+        tracing::debug!(
+            target: "scryer::call_time",
+            files = checked,
+            changed = changed.len(),
+            check_us = checking.elapsed().as_micros() as u64,
+            "named files checked"
+        );
         if changed.is_empty() {
             return outcome;
         }
