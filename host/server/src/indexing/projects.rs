@@ -1054,35 +1054,19 @@ mod tests {
         };
         let whole = at(&pm.db().references_to_name(p.id, "Shape").await.unwrap());
         assert!(whole.len() > 30, "{whole:?}");
-        // Every window small enough to be read from its files, before anything is cached.
-        for start in 0..whole.len() {
-            for len in 0..whole.len() - start {
-                if len * WINDOW_READ_WHOLE_FRACTION >= whole.len() {
-                    break;
-                }
-                let (rows, window) = pm
-                    .usage_window(p.id, "Shape", |total| {
-                        assert_eq!(total, whole.len());
-                        start..start + len
-                    })
-                    .await
-                    .unwrap();
-                assert_eq!(
-                    at(&rows[window]),
-                    whole[start..start + len],
-                    "{start}+{len}"
-                );
-            }
-        }
-        // Wanted whole (or a fair part), the rows are read (and kept) whole; windows then
-        // come off them.
-        let (rows, window) = pm.usage_window(p.id, "Shape", |n| 0..n).await.unwrap();
-        assert_eq!(at(&rows[window]), whole);
-        let (rows, window) = pm.usage_window(p.id, "Shape", |_| 2..5).await.unwrap();
-        assert_eq!(
-            (rows.len(), at(&rows[window])),
-            (whole.len(), whole[2..5].to_vec())
-        );
+        let pm = &pm;
+        every_window_is_its_slice_of_the_whole(&whole, move |wanted| async move {
+            let mut told = 0;
+            let (rows, window) = pm
+                .usage_window(p.id, "Shape", |total| {
+                    told = total;
+                    wanted.unwrap_or(0..total)
+                })
+                .await
+                .unwrap();
+            (told, rows.len(), at(&rows[window]))
+        })
+        .await;
     }
 
     #[tokio::test]
@@ -1122,33 +1106,45 @@ mod tests {
         let kinds: std::collections::BTreeSet<&str> = whole.iter().map(|e| e.3.as_str()).collect();
         assert_eq!(whole.len(), 16, "{whole:?}");
         assert_eq!(kinds.len(), 2, "stored edges and calls: {kinds:?}");
+        let pm = &pm;
+        every_window_is_its_slice_of_the_whole(&whole, move |wanted| async move {
+            let mut told = 0;
+            let (rows, window) = pm
+                .edge_window(p.id, "Draw", |total| {
+                    told = total;
+                    wanted.unwrap_or(0..total)
+                })
+                .await
+                .unwrap();
+            (told, rows.len(), at(&rows[window]))
+        })
+        .await;
+    }
+
+    /// Checks a windowed read against the `whole` list: every window small enough to be
+    /// read from its files alone (before anything is cached), then the whole (read and
+    /// kept whole), then a window sliced off the kept list. `read(wanted)` reads the
+    /// window `wanted` (`None`: all of it) and gives the count it was told, how many rows
+    /// it read and the window's rows.
+    async fn every_window_is_its_slice_of_the_whole<K, F, Fut>(whole: &[K], read: F)
+    where
+        K: PartialEq + std::fmt::Debug + Clone,
+        F: Fn(Option<Range<usize>>) -> Fut,
+        Fut: std::future::Future<Output = (usize, usize, Vec<K>)>,
+    {
         for start in 0..whole.len() {
             for len in 0..whole.len() - start {
                 if len * WINDOW_READ_WHOLE_FRACTION >= whole.len() {
                     break;
                 }
-                let (rows, window) = pm
-                    .edge_window(p.id, "Draw", |total| {
-                        assert_eq!(total, whole.len());
-                        start..start + len
-                    })
-                    .await
-                    .unwrap();
-                assert_eq!(
-                    at(&rows[window]),
-                    whole[start..start + len],
-                    "{start}+{len}"
-                );
+                let (told, _, rows) = read(Some(start..start + len)).await;
+                assert_eq!(told, whole.len());
+                assert_eq!(rows, whole[start..start + len], "{start}+{len}");
             }
         }
-        // Wanted whole (or a fair part), the edges are read (and kept) whole.
-        let (rows, window) = pm.edge_window(p.id, "Draw", |n| 0..n).await.unwrap();
-        assert_eq!(at(&rows[window]), whole);
-        let (rows, window) = pm.edge_window(p.id, "Draw", |_| 2..5).await.unwrap();
-        assert_eq!(
-            (rows.len(), at(&rows[window])),
-            (whole.len(), whole[2..5].to_vec())
-        );
+        assert_eq!(read(None).await.2, whole);
+        let (_, read_rows, rows) = read(Some(2..5)).await;
+        assert_eq!((read_rows, rows), (whole.len(), whole[2..5].to_vec()));
     }
 
     #[tokio::test]
