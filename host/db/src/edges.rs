@@ -162,17 +162,31 @@ impl Db {
         }
         drop(rows);
         // After the stored edges: at one position, the extractor's edge came first.
-        let mut calls = conn
-            .query(
-                call_references_sql(call_filter),
-                vec![Value::Integer(project_id), call_value],
-            )
-            .await?;
-        while let Some(row) = calls.next().await? {
-            out.push(call_edge_from(&row, rule)?);
-        }
-        drop(calls);
+        push_call_edges(&conn, call_filter, project_id, call_value, rule, &mut out).await?;
         sort_edges(&mut out);
+        Ok(out)
+    }
+
+    /// The call references to the bare name `to_name`, made edges by `rule`, unordered:
+    /// [`edges_to`](Self::edges_to) without the stored edges, for a caller that has read
+    /// those already ([`stored_edges_to`](Self::stored_edges_to)).
+    pub async fn call_edges_to(
+        &self,
+        project_id: i64,
+        to_name: &str,
+        rule: CallEdgeRule,
+    ) -> Result<Vec<EdgeRow>> {
+        let conn = self.reader().await?;
+        let mut out = Vec::new();
+        push_call_edges(
+            &conn,
+            "r.name = ?2",
+            project_id,
+            Value::from(to_name),
+            rule,
+            &mut out,
+        )
+        .await?;
         Ok(out)
     }
 
@@ -227,6 +241,28 @@ impl Db {
         }
         Ok(out)
     }
+}
+
+/// Appends to `out` the call references of the project matching `filter` (`?2`: `value`),
+/// made edges by `rule`.
+async fn push_call_edges(
+    conn: &turso::Connection,
+    filter: &str,
+    project_id: i64,
+    value: Value,
+    rule: CallEdgeRule,
+    out: &mut Vec<EdgeRow>,
+) -> Result<()> {
+    let mut calls = conn
+        .query(
+            call_references_sql(filter),
+            vec![Value::Integer(project_id), value],
+        )
+        .await?;
+    while let Some(row) = calls.next().await? {
+        out.push(call_edge_from(&row, rule)?);
+    }
+    Ok(())
 }
 
 /// A row of [`call_references_sql`] as the edge `rule` makes it.

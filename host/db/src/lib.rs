@@ -300,9 +300,10 @@ impl Db {
         if stored.is_some_and(|v| v < schema::LAYOUT_VERSION) {
             // Rows from before 4 are not numbered within their file (`file_rows`), so no
             // by-file read would find them; references from before 10 were dropped above
-            // (`ref_site` changed its columns in 8, its kinds to codes in 10). The stored index goes, and every project
-            // and dependency crate is indexed again (a project found incomplete at
-            // start-up is re-indexed before it answers as complete).
+            // (`ref_site` changed its columns in 8, its kinds to codes in 10). The stored
+            // index goes, and every project and dependency crate is indexed again (a
+            // project found incomplete at start-up is re-indexed before it answers as
+            // complete).
             for stmt in [
                 "DELETE FROM edge",
                 "DELETE FROM ref_site",

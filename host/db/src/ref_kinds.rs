@@ -85,5 +85,11 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        // The partial index on call references names the same codes.
+        assert!(
+            crate::edges::CALLS_BY_CALLER.ends_with(&format!("WHERE kind IN ({CALLS_SQL})")),
+            "{}",
+            crate::edges::CALLS_BY_CALLER
+        );
     }
 }

@@ -200,10 +200,10 @@ impl Db {
     }
 
     /// The files that use `name`, by file id, with how many of its usage rows each
-    /// holds and how many of those are calls (the call edges' share, `edges_in_files`).
-    /// Read off the index alone (see `ref_site_by_name_file_kind`): on the 7.17M-line
-    /// monorepo, `new`'s 102,528 rows in 8,244 files take 21 ms, against 250 ms for the
-    /// rows.
+    /// holds and how many of those are calls (the call edges' share,
+    /// [`Db::call_edges_in_files`]). Read off the index alone (see
+    /// `ref_site_by_name_file_kind`): on the 7.17M-line monorepo, `new`'s 102,528 rows in
+    /// 8,244 files take 12 ms, against 250 ms for the rows.
     pub async fn uses_per_file(&self, project_id: i64, name: &str) -> Result<Vec<NameUses>> {
         let conn = self.reader().await?;
         // Grouped in the query: 9,070 (file, kind) rows for `new` instead of 102,528 rows

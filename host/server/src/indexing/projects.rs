@@ -467,8 +467,18 @@ impl ProjectManager {
         }
         let total: usize = per_file.iter().map(|&(_, n)| n).sum();
         let wanted = take(total);
+        let rule = scryer_engine::lang::call_edge_kind;
         if wanted.len().saturating_mul(WINDOW_READ_WHOLE_FRACTION) >= total {
-            let all = self.edges_to(project_id, name).await?;
+            // The whole list, as `edges_to` reads it but with the stored edges already
+            // read: them first (at one position the extractor's edge comes first), then
+            // the calls, in one order.
+            let all = cached(&self.edges, at, name.to_string(), async {
+                let mut all: Vec<EdgeRow> = stored.into_iter().map(|(_, e)| e).collect();
+                all.extend(self.db.call_edges_to(project_id, name, rule).await?);
+                scryer_db::sort_edges(&mut all);
+                Ok(all)
+            })
+            .await?;
             let n = all.len();
             return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
         }
@@ -481,12 +491,7 @@ impl ProjectManager {
             .collect();
         rows.extend(
             self.db
-                .call_edges_in_files(
-                    project_id,
-                    name,
-                    &files,
-                    scryer_engine::lang::call_edge_kind,
-                )
+                .call_edges_in_files(project_id, name, &files, rule)
                 .await?,
         );
         scryer_db::sort_edges(&mut rows);
