@@ -25,6 +25,7 @@ mod row_diff;
 mod schema;
 mod scopes;
 mod search_rows;
+mod split_read;
 mod symbols;
 mod telemetry;
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 
+use crate::split_read::SplitRead;
 use crate::{Db, col, file_rows, int, ref_kinds, text};
 
 /// A definition as stored.
@@ -45,8 +46,12 @@ async fn symbols_in_file_order(mut rows: turso::Rows) -> Result<Vec<SymbolRow>> 
     while let Some(row) = rows.next().await? {
         out.push(symbol_from(&row)?);
     }
-    out.sort_by(|a, b| (&a.file_path, a.start_line).cmp(&(&b.file_path, b.start_line)));
+    sort_symbols(&mut out);
     Ok(out)
+}
+
+fn sort_symbols(rows: &mut [SymbolRow]) {
+    rows.sort_by(|a, b| (&a.file_path, a.start_line).cmp(&(&b.file_path, b.start_line)));
 }
 
 pub(crate) fn symbol_from(row: &turso::Row) -> Result<SymbolRow> {
@@ -66,18 +71,20 @@ pub(crate) fn symbol_from(row: &turso::Row) -> Result<SymbolRow> {
 }
 
 impl Db {
+    /// A common name's definitions are read on two connections at once (`split_read`).
     pub async fn symbols_by_name(&self, project_id: i64, name: &str) -> Result<Vec<SymbolRow>> {
-        let conn = self.reader().await?;
-        let rows = conn
-            .query(
-                format!(
-                    "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
-                     WHERE s.project_id = ?1 AND s.name = ?2"
-                ),
-                (project_id, name),
-            )
-            .await?;
-        symbols_in_file_order(rows).await
+        let read = SplitRead {
+            ids_sql: "SELECT s.id FROM symbol s WHERE s.project_id = ?1 AND s.name = ?2".into(),
+            rows_sql: format!(
+                "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
+                 WHERE s.project_id = ?1 AND s.name = ?2"
+            ),
+            id_column: "s.id",
+            params: vec![project_id.into(), name.into()],
+        };
+        let mut out = self.split_read(read, symbol_from).await?;
+        sort_symbols(&mut out);
+        Ok(out)
     }
 
     /// Definitions named `name` whose qualified name is `qualified` or ends with
@@ -156,7 +163,6 @@ impl Db {
         name: &str,
         kinds: Option<&[String]>,
     ) -> Result<Vec<RefRow>> {
-        let conn = self.reader().await?;
         let mut params: Vec<turso::Value> = vec![project_id.into(), name.into()];
         let kind_filter = match kinds {
             Some(kinds) => {
@@ -166,11 +172,19 @@ impl Db {
             }
             None => String::new(),
         };
-        let mut rows = conn.query(ref_rows_sql(&kind_filter), params).await?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().await? {
-            out.push(ref_from(name, &row)?);
-        }
+        // A common name's rows are read on two connections at once (`split_read`).
+        let read = SplitRead {
+            ids_sql: format!(
+                "SELECT r.id FROM ref_site r WHERE r.project_id = ?1 AND r.name = ?2{kind_filter}"
+            ),
+            rows_sql: ref_rows_sql(&kind_filter),
+            id_column: "r.id",
+            params,
+        };
+        let name = name.to_string();
+        let mut out = self
+            .split_read(read, move |row| ref_from(&name, row))
+            .await?;
         sort_refs(&mut out);
         Ok(out)
     }

@@ -251,6 +251,9 @@ impl Dispatch<'_> {
             .reads_index
             .then(scryer_engine::foreground::Call::start);
         let fresh_project = project.as_ref().filter(|_| tool.reads_index);
+        if let Some(p) = fresh_project {
+            self.core.projects.warm(p.id);
+        }
         let refreshed = match fresh_project {
             Some(p) => refresh_named_file(&self.core.projects, p, &args).await,
             None => Vec::new(),
