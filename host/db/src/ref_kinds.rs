@@ -48,6 +48,24 @@ pub fn ref_kind_has_code(kind: &str) -> bool {
     KINDS.contains(&kind)
 }
 
+/// A set of kinds as bits of a `u64`: bit `code` for a kind stored as a code, the top
+/// bit for every other (a file's kinds, `NameUses::kinds`; tested against the kinds a
+/// read wants).
+pub fn kind_bits<'a>(kinds: impl IntoIterator<Item = &'a str>) -> u64 {
+    kinds
+        .into_iter()
+        .map(|k| bit_of(&stored(k)))
+        .fold(0, |a, b| a | b)
+}
+
+/// The bit of one stored kind value in [`kind_bits`]' sets.
+pub(crate) fn bit_of(value: &Value) -> u64 {
+    match value {
+        Value::Integer(code) if (0..63).contains(code) => 1 << code,
+        _ => 1 << 63,
+    }
+}
+
 /// Whether a stored value is a call's (`call`, `method_call`).
 pub(crate) fn is_call(value: &Value) -> bool {
     matches!(value, Value::Integer(0 | 1))
@@ -60,6 +78,20 @@ pub(crate) const CALLS_SQL: &str = "0, 1";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kind_set_holds_each_kind_apart_and_every_unknown_kind_together() {
+        assert_eq!(kind_bits(["call"]), 1);
+        assert_eq!(kind_bits(["use", "implements"]), (1 << 5) | (1 << 8));
+        let all = kind_bits(KINDS);
+        assert_eq!(all.count_ones() as usize, KINDS.len());
+        assert_eq!(kind_bits(["something_new"]), 1 << 63);
+        assert_eq!(kind_bits(["x", "y"]), kind_bits(["z"]));
+        assert_eq!(all & kind_bits(["x"]), 0);
+        for k in KINDS {
+            assert_eq!(bit_of(&stored(k)), kind_bits([k]));
+        }
+    }
 
     #[test]
     fn every_kind_reads_back_as_it_was_stored() {

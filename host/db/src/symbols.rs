@@ -198,11 +198,38 @@ impl Db {
         name: &str,
         file_ids: &[i64],
     ) -> Result<Vec<RefRow>> {
+        self.references_in_files_of_kinds(project_id, name, file_ids, None)
+            .await
+    }
+
+    /// [`Db::references_in_files`], of the kinds `kinds` alone when given.
+    pub async fn references_in_files_of_kinds(
+        &self,
+        project_id: i64,
+        name: &str,
+        file_ids: &[i64],
+        kinds: Option<&[String]>,
+    ) -> Result<Vec<RefRow>> {
         let conn = self.reader().await?;
-        let mut stmt = conn.prepare(&ref_rows_sql(" AND r.file_id = ?3")).await?;
+        let stored: Vec<turso::Value> = kinds
+            .unwrap_or_default()
+            .iter()
+            .map(|k| ref_kinds::stored(k))
+            .collect();
+        let filter = match kinds {
+            Some(_) => {
+                let marks: Vec<String> = (0..stored.len()).map(|i| format!("?{}", i + 4)).collect();
+                format!(" AND r.file_id = ?3 AND r.kind IN ({})", marks.join(", "))
+            }
+            None => " AND r.file_id = ?3".to_string(),
+        };
+        let mut stmt = conn.prepare(&ref_rows_sql(&filter)).await?;
         let mut out = Vec::new();
         for &file_id in file_ids {
-            let mut rows = stmt.query((project_id, name, file_id)).await?;
+            let mut params: Vec<turso::Value> =
+                vec![project_id.into(), name.into(), file_id.into()];
+            params.extend(stored.iter().cloned());
+            let mut rows = stmt.query(params).await?;
             while let Some(row) = rows.next().await? {
                 out.push(ref_from(name, &row)?);
             }
@@ -233,13 +260,16 @@ impl Db {
         let mut out: std::collections::BTreeMap<i64, NameUses> = Default::default();
         while let Some(row) = rows.next().await? {
             let file_id = int(col(&row, 0)?).unwrap_or(0);
-            let call = ref_kinds::is_call(&col(&row, 1)?);
+            let kind = col(&row, 1)?;
+            let call = ref_kinds::is_call(&kind);
             let n = u32::try_from(int(col(&row, 2)?).unwrap_or(0)).unwrap_or(u32::MAX);
             let uses = out.entry(file_id).or_insert(NameUses {
                 file_id,
                 rows: 0,
                 calls: 0,
+                kinds: 0,
             });
+            uses.kinds |= ref_kinds::bit_of(&kind);
             uses.rows += n;
             if call {
                 uses.calls += n;
@@ -257,6 +287,9 @@ pub struct NameUses {
     pub rows: u32,
     /// Of them, calls (`call`, `method_call`): the call edges a graph read makes of them.
     pub calls: u32,
+    /// The kinds among them, as [`kind_bits`](crate::kind_bits) sets them: a read of
+    /// rare kinds (`use`, `implements`) goes to the files holding them alone.
+    pub kinds: u64,
 }
 
 /// The usage-row query, with `filter` appended to its `WHERE` (`?1` project, `?2` name).
