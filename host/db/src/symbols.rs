@@ -210,6 +210,9 @@ impl Db {
         file_ids: &[i64],
         kinds: Option<&[String]>,
     ) -> Result<Vec<RefRow>> {
+        if kinds.is_some_and(|k| k.is_empty()) {
+            return Ok(Vec::new());
+        }
         let conn = self.reader().await?;
         let stored: Vec<turso::Value> = kinds
             .unwrap_or_default()

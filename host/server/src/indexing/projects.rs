@@ -160,6 +160,18 @@ async fn kept<V: Clone>(
     Ok(fresh)
 }
 
+/// Whether `map` (as [`kept`] fills it) holds `project_id`'s value of `generation`.
+fn kept_at<V>(
+    map: &std::sync::Mutex<HashMap<i64, (u64, V)>>,
+    project_id: i64,
+    generation: u64,
+) -> bool {
+    map.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&project_id)
+        .is_some_and(|(g, _)| *g == generation)
+}
+
 /// What `cache` holds for `key` at `at`, when no run is writing.
 fn peek<V>(
     cache: &std::sync::Mutex<NameCache<V>>,
@@ -324,19 +336,9 @@ impl ProjectManager {
     /// about a common name paid both).
     pub fn warm(self: &Arc<Self>, project_id: i64) {
         let generation = self.generation(project_id);
-        let facts_kept = self
-            .facts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&project_id)
-            .is_some_and(|(g, _)| *g == generation);
-        let paths_kept = self
-            .paths
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&project_id)
-            .is_some_and(|(g, _)| *g == generation);
-        if facts_kept && paths_kept {
+        if kept_at(&self.facts, project_id, generation)
+            && kept_at(&self.paths, project_id, generation)
+        {
             return;
         }
         let this = self.clone();
@@ -1242,6 +1244,11 @@ mod tests {
         assert!(3 * FEW_FILES_FRACTION <= uses.len(), "{uses:?}");
         let wanted = scryer_db::kind_bits(kinds.iter().map(String::as_str));
         assert_eq!(uses.iter().filter(|u| u.kinds & wanted != 0).count(), 3);
+        let ids: Vec<i64> = uses.iter().map(|u| u.file_id).collect();
+        let no_kinds = pm
+            .db()
+            .references_in_files_of_kinds(p.id, "Shape", &ids, Some(&[]));
+        assert!(no_kinds.await.unwrap().is_empty(), "no kind asked: no rows");
         let through_files = pm.references_of_kinds(p.id, "Shape", &kinds).await.unwrap();
         assert_eq!(rows(&through_files), whole);
         // A kind no file holds reads nothing; the calls, in most files, the whole index.
