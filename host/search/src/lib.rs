@@ -26,20 +26,19 @@
 //! name exactly, case included (`Mutex`, not `mutex`), adds that bonus twice, so the
 //! case the agent typed decides between `Mutex` the type and `mutex` the method.
 
+mod build;
 pub mod stored;
 pub mod tokens;
+
+pub use build::SymbolIndexBuilder;
 
 use std::collections::{BTreeMap, HashMap};
 
 use tantivy::collector::{Count, TopDocs};
-use tantivy::directory::RamDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer, TokenizerManager};
-use tantivy::{
-    DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher, SegmentMeta,
-    SingleSegmentIndexWriter, TantivyDocument, Term,
-};
+use tantivy::{DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Term};
 
 /// Why a search could not be answered.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -301,198 +300,6 @@ fn prepare(query: &str) -> Result<Prepared> {
 /// Checks that `query` has a searchable term, with the error a search would give.
 pub fn check_query(query: &str) -> Result<()> {
     prepare(query).map(|_| ())
-}
-
-/// The writer's own memory count at which an on-disk build writes its segment out and
-/// starts the next. It bounds the build of a large crate: windows-sys in one in-memory
-/// segment raised the process's peak by ~120 MiB. tantivy counts 10.5–13.6 MB for an
-/// empty writer's tables, whatever budget it is given, so a lower cut writes a segment
-/// every few documents (docs/learnings/memory.md, 2026-12-01 evening).
-const DISK_SEGMENT_MEMORY: usize = 15_000_000;
-
-/// Every writer here runs on the caller's thread. tantivy's threaded writer starts and
-/// ends threads of its own per index; with 160 crate indexes built, the memory those
-/// threads used stayed resident in the heaps they left behind
-/// (docs/learnings/memory.md, 2026-12-01).
-enum Writer {
-    /// One segment in memory.
-    Ram(SingleSegmentIndexWriter<TantivyDocument>),
-    /// Segments written to `dir`, each cut when [`DISK_SEGMENT_MEMORY`] is used up; the
-    /// written ones are listed in `done`, and one `meta.json` naming them all is written at
-    /// the end.
-    Disk {
-        dir: std::path::PathBuf,
-        current: SingleSegmentIndexWriter<TantivyDocument>,
-        done: Vec<SegmentMeta>,
-    },
-}
-
-fn segment_writer_in(dir: &std::path::Path) -> Result<SingleSegmentIndexWriter<TantivyDocument>> {
-    let directory = tantivy::directory::MmapDirectory::open(dir)
-        .map_err(|e| SearchError::Index(format!("opening {}: {e}", dir.display())))?;
-    Ok(Index::builder()
-        .schema(schema().0)
-        .tokenizers(tokenizers())
-        .single_segment_index_writer(directory, DISK_SEGMENT_MEMORY)?)
-}
-
-/// Writes the segment being built in `dir` and makes room for the next one: a
-/// one-segment writer writes a `meta.json` naming only its segment, and will not start
-/// where one exists.
-fn cut_segment(
-    dir: &std::path::Path,
-    writer: SingleSegmentIndexWriter<TantivyDocument>,
-    done: &mut Vec<SegmentMeta>,
-) -> Result<tantivy::IndexMeta> {
-    let meta = writer.finalize()?.load_metas()?;
-    done.extend(meta.segments.iter().cloned());
-    std::fs::remove_file(dir.join("meta.json"))?;
-    Ok(meta)
-}
-
-/// Builds a [`SymbolIndex`] one document at a time, so a large corpus can be streamed
-/// in without being held whole.
-pub struct SymbolIndexBuilder {
-    writer: Writer,
-    fields: Fields,
-    count: u64,
-    /// Tests cut an on-disk index into segments of this many documents, as a corpus
-    /// larger than the writer's memory is cut.
-    #[cfg(test)]
-    segment_docs: Option<u64>,
-}
-
-impl SymbolIndexBuilder {
-    /// A builder of an index held in memory, as one segment.
-    pub fn new() -> Result<SymbolIndexBuilder> {
-        let (schema, fields) = schema();
-        let writer = Index::builder()
-            .schema(schema)
-            .tokenizers(tokenizers())
-            .single_segment_index_writer(RamDirectory::create(), WRITER_MEMORY)?;
-        Ok(SymbolIndexBuilder {
-            writer: Writer::Ram(writer),
-            fields,
-            count: 0,
-            #[cfg(test)]
-            segment_docs: None,
-        })
-    }
-
-    /// A builder of an index kept in `dir` (an existing, empty directory), read back
-    /// through memory maps; see [`stored`] for keeping one across runs. A large corpus is
-    /// cut into segments, so its build holds a bounded amount of memory; BM25 statistics
-    /// are still the whole index's.
-    pub fn in_directory(dir: &std::path::Path) -> Result<SymbolIndexBuilder> {
-        let fields = schema().1;
-        Ok(SymbolIndexBuilder {
-            writer: Writer::Disk {
-                dir: dir.to_path_buf(),
-                current: segment_writer_in(dir)?,
-                done: Vec::new(),
-            },
-            fields,
-            count: 0,
-            #[cfg(test)]
-            segment_docs: None,
-        })
-    }
-
-    pub fn add(&mut self, d: SearchDoc) -> Result<()> {
-        let fields = self.fields;
-        let mut doc = TantivyDocument::default();
-        doc.add_u64(fields.key, d.key);
-        doc.add_text(fields.name, &d.name);
-        doc.add_text(fields.module, module_part(&d.qualified_name, &d.name));
-        doc.add_text(fields.signature, &d.signature);
-        if let Some(ds) = &d.docstring {
-            doc.add_text(fields.docstring, ds);
-        }
-        doc.add_text(fields.kind, &d.kind);
-        let exact = tokens::compact(&d.name);
-        if !exact.is_empty() {
-            doc.add_text(fields.exact, exact);
-            if d.name.len() <= MAX_NAME_BYTES {
-                doc.add_text(fields.exact_case, &d.name);
-            }
-        }
-        if let Some(c) = &d.crate_name {
-            let c = normalize_crate_name(c);
-            doc.add_text(fields.krate, &c);
-            if let Some(v) = &d.crate_version {
-                doc.add_text(fields.krate, format!("{c}@{}", v.trim()));
-            }
-        }
-        match &mut self.writer {
-            Writer::Ram(w) => w.add_document(doc)?,
-            Writer::Disk { dir, current, done } => {
-                current.add_document(doc)?;
-                let full = current.mem_usage() >= DISK_SEGMENT_MEMORY;
-                #[cfg(test)]
-                let full = full
-                    || self
-                        .segment_docs
-                        .is_some_and(|n| (self.count + 1).is_multiple_of(n));
-                if full {
-                    let next = segment_writer_in(dir)?;
-                    cut_segment(dir, std::mem::replace(current, next), done)?;
-                }
-            }
-        }
-        self.count += 1;
-        Ok(())
-    }
-
-    /// Documents added so far.
-    pub fn len(&self) -> u64 {
-        self.count
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    pub fn finish(self) -> Result<SymbolIndex> {
-        let fields = self.fields;
-        let index = match self.writer {
-            Writer::Ram(w) => w.finalize()?,
-            Writer::Disk { dir, current, done } => {
-                write_segments(&dir, current, done)?;
-                Index::open_in_dir(&dir)?
-            }
-        };
-        SymbolIndex::from_index(index, fields)
-    }
-
-    /// Writes the index out and leaves it closed: for one in a directory, which
-    /// [`stored`] moves into place before anything opens it.
-    pub fn close(self) -> Result<()> {
-        match self.writer {
-            Writer::Ram(w) => drop(w.finalize()?),
-            Writer::Disk { dir, current, done } => write_segments(&dir, current, done)?,
-        }
-        Ok(())
-    }
-}
-
-/// Writes the last segment of an on-disk build and one `meta.json` naming them all.
-fn write_segments(
-    dir: &std::path::Path,
-    current: SingleSegmentIndexWriter<TantivyDocument>,
-    mut done: Vec<SegmentMeta>,
-) -> Result<()> {
-    let mut meta = cut_segment(dir, current, &mut done)?;
-    // A corpus that filled its last segment exactly leaves that one empty.
-    done.retain(|s| s.max_doc() > 0);
-    meta.segments = done;
-    let json = serde_json::to_vec(&meta)
-        .map_err(|e| SearchError::Index(format!("writing the index meta: {e}")))?;
-    // Written whole, then moved into place: a reader never sees half of it.
-    let partial = dir.join("meta.json.partial");
-    std::fs::write(&partial, json)?;
-    std::fs::File::open(&partial)?.sync_all()?;
-    std::fs::rename(&partial, dir.join("meta.json"))?;
-    Ok(())
 }
 
 impl SymbolIndex {

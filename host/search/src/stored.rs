@@ -57,13 +57,24 @@ pub fn open_or_build<E: From<SearchError>>(
     stamp: &str,
     fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<(), E>,
 ) -> Result<(SymbolIndex, Outcome), E> {
+    open_or_build_on(dir, stamp, 1, fill)
+}
+
+/// [`open_or_build`], an index built by `threads` worker threads
+/// ([`SymbolIndexBuilder::in_directory_on`]).
+pub fn open_or_build_on<E: From<SearchError>>(
+    dir: &Path,
+    stamp: &str,
+    threads: usize,
+    fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<(), E>,
+) -> Result<(SymbolIndex, Outcome), E> {
     let wanted = stamp_text(stamp);
     if stamped(dir, &wanted)
         && let Ok(index) = SymbolIndex::open(dir)
     {
         return Ok((index, Outcome::Kept));
     }
-    build_in_place(dir, &wanted, fill)?;
+    build_in_place(dir, &wanted, threads, fill)?;
     Ok((SymbolIndex::open(dir)?, Outcome::Built))
 }
 
@@ -87,14 +98,15 @@ pub fn keep<E: From<SearchError>>(
     if stamped(dir, &wanted) {
         return Ok(Outcome::Kept);
     }
-    build_in_place(dir, &wanted, fill)?;
+    build_in_place(dir, &wanted, 1, fill)?;
     Ok(Outcome::Built)
 }
 
-/// Builds the index in `<dir>.partial`, stamps it `wanted` and moves it to `dir`.
+/// Builds the index in `<dir>.partial` (on `threads` workers), stamps it `wanted` and moves it to `dir`.
 fn build_in_place<E: From<SearchError>>(
     dir: &Path,
     wanted: &str,
+    threads: usize,
     fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<(), E>,
 ) -> Result<(), E> {
     let partial = partial_dir(dir);
@@ -102,7 +114,7 @@ fn build_in_place<E: From<SearchError>>(
         fs::remove_dir_all(&partial).map_err(|e| io("removing", &partial, e))?;
     }
     fs::create_dir_all(&partial).map_err(|e| io("creating", &partial, e))?;
-    let mut builder = SymbolIndexBuilder::in_directory(&partial)?;
+    let mut builder = SymbolIndexBuilder::in_directory_on(&partial, threads)?;
     fill(&mut builder)?;
     builder.close()?;
     let stamp_path = partial.join(STAMP_FILE);

@@ -382,6 +382,82 @@ fn an_index_in_a_directory_cut_into_segments_answers_as_one_in_memory() {
     }
 }
 
+/// Documents with many equal scores: 8 words, each doc holding two of them.
+fn tied_docs(n: u64) -> Vec<SearchDoc> {
+    let words = [
+        "read", "write", "spawn", "buffer", "socket", "timer", "lock", "task",
+    ];
+    (0..n)
+        .map(|i| {
+            let (a, b) = (words[i as usize % 8], words[(i as usize / 8) % 8]);
+            doc(
+                i,
+                &format!("demo::m{}::{a}_{b}", i % 3),
+                &format!("fn {a}_{b}(x: {b})"),
+                (i % 4 == 0).then_some("read the buffer"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_index_built_by_worker_threads_answers_exactly_as_one_built_in_order() {
+    let docs = tied_docs(500);
+    let in_memory = SymbolIndex::build(docs.clone()).unwrap();
+    for (threads, chunk) in [(2, 13), (3, 50), (2, 500), (2, 1000)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), threads, chunk);
+        for d in docs.clone() {
+            builder.add(d).unwrap();
+        }
+        builder.close().unwrap();
+        let on_disk = SymbolIndex::open(tmp.path()).unwrap();
+        let chunks = 500usize.div_ceil(chunk);
+        assert_eq!(
+            on_disk.searcher.segment_readers().len(),
+            chunks,
+            "{threads} threads, chunks of {chunk}: one segment per chunk"
+        );
+        // Only the index's own files are left: no chunk directory.
+        assert!(
+            std::fs::read_dir(tmp.path()).unwrap().all(|e| e
+                .unwrap()
+                .file_type()
+                .unwrap()
+                .is_file())
+        );
+        for query in ["read", "spawn buffer", "SocketTimer", "m2 write", "task"] {
+            let want = in_memory.search(query, None, 0, 500).unwrap();
+            let got = on_disk.search(query, None, 0, 500).unwrap();
+            assert!(want.hits.len() > 20, "{query}: ties to order");
+            // The same hits in the same order, ties included, with the same scores.
+            assert_eq!(got, want, "{query}, {threads} threads, chunks of {chunk}");
+            let page = on_disk.search(query, None, 7, 5).unwrap();
+            assert_eq!(page.hits, want.hits[7..12], "{query}: a later page");
+        }
+    }
+}
+
+#[test]
+fn a_threaded_build_of_nothing_matches_nothing_and_a_dropped_one_stops_its_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 10);
+    builder.close().unwrap();
+    let empty = SymbolIndex::open(tmp.path()).unwrap();
+    assert_eq!(empty.search("read", None, 0, 5).unwrap().total, 0);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 10);
+    for d in tied_docs(45) {
+        builder.add(d).unwrap();
+    }
+    // Given up mid-way (a failed fill): the workers have finished when drop returns, so
+    // removing the directory races nothing.
+    drop(builder);
+    std::fs::remove_dir_all(tmp.path()).unwrap();
+    assert!(!tmp.path().exists());
+}
+
 #[test]
 fn an_index_written_with_another_schema_is_not_opened() {
     let tmp = tempfile::tempdir().unwrap();

@@ -32,6 +32,12 @@ use scryer_db::{Db, DependencyIndex, RowOrder, SearchRow};
 use scryer_search::stored::{self, Outcome};
 use scryer_search::{SearchDoc, SymbolIndex, SymbolIndexBuilder};
 
+/// Worker threads building a project's kept index at the end of its index run: nothing
+/// else runs then, and the build was the run's last 11 s on one core for the monorepo
+/// (docs/learnings/scale.md, stop 36). Dependency crates are built on one thread: their
+/// builds run in the background beside the server's answers.
+const KEEP_THREADS: usize = 2;
+
 /// A project's index and what it was built from.
 pub(crate) struct WorkspaceIndex {
     /// The project root it was built for: a deleted project's id can be given to the next
@@ -217,9 +223,10 @@ impl SearchCache {
         let started = Instant::now();
         std::fs::create_dir_all(&self.projects_dir)
             .with_context(|| format!("creating {}", self.projects_dir.display()))?;
-        let (index, outcome) = stored::open_or_build(
+        let (index, outcome) = stored::open_or_build_on(
             &self.kept_project_dir(project_id),
             &project_stamp(project_id, root, indexed_at),
+            KEEP_THREADS,
             fill,
         )?;
         tracing::info!(
