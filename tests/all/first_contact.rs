@@ -445,3 +445,96 @@ async fn a_database_in_use_names_its_holder_and_how_to_stop_it() {
     let _ = holder.cancel().await;
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
+
+/// The file a clean exit leaves beside the database (`seal_clean_exit`).
+fn seal_of(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".clean");
+    PathBuf::from(name)
+}
+
+/// Whether a write-ahead log with frames stands beside `db`.
+fn has_log(db: &Path) -> bool {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-wal");
+    std::fs::metadata(PathBuf::from(name)).is_ok_and(|m| m.len() > 0)
+}
+
+/// `scryer index` and an in-process `scryer serve` fold their log into the file and
+/// seal it at a clean exit, as the daemon does, so the next start skips the check of
+/// every page (seconds on a large database); the next start takes the seal.
+#[test]
+fn scryer_index_and_an_in_process_serve_leave_the_database_sealed() {
+    let state = tempfile::tempdir().unwrap();
+    let db = state.path().join("index.db");
+    let project = limits_project(true);
+    let config = state.path().join("config");
+    let indexed = Command::new(scryer_bin())
+        .arg("--db")
+        .arg(&db)
+        .arg("--compile-cache")
+        .arg(shared_compile_cache())
+        .arg("index")
+        .arg(project.path())
+        .env("SCRYER_CONFIG_DIR", &config)
+        .env("SCRYER_DAEMON", "off")
+        .env("SCRYER_DEPENDENCIES", "off")
+        .env("SCRYER_PRECISE", "off")
+        .env_remove("SCRYER_RUN_DIR")
+        .output()
+        .unwrap();
+    assert!(indexed.status.success(), "{indexed:?}");
+    assert!(seal_of(&db).exists(), "`scryer index` sealed the file");
+    assert!(!has_log(&db), "and left no log");
+
+    // A piped session on that database answers, and its own clean exit seals again.
+    let path = project.path().to_str().unwrap();
+    let mut child = Command::new(scryer_bin())
+        .arg("--db")
+        .arg(&db)
+        .arg("--compile-cache")
+        .arg(shared_compile_cache())
+        .args(["serve", "--no-daemon"])
+        .current_dir(project.path())
+        .env("SCRYER_CONFIG_DIR", &config)
+        .env("SCRYER_DEPENDENCIES", "off")
+        .env("SCRYER_PRECISE", "off")
+        .env("SCRYER_LOG", "warn")
+        .env_remove("SCRYER_RUN_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"0"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"find_references","arguments":{"symbol":"Limits","view":"files","project":path}}}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    let all: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    stdin.write_all(all.as_bytes()).unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer = None;
+    for line in stdout.lines().map_while(Result::ok) {
+        if let Ok(v) = serde_json::from_str::<Value>(&line)
+            && v["id"] == 3
+        {
+            answer = Some(v);
+            break;
+        }
+    }
+    // The session's start took the seal: it speaks of one exit.
+    assert!(!seal_of(&db).exists(), "the start took the seal");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let found: Value = serde_json::from_str(&tool_text(&answer.unwrap())).unwrap();
+    assert_eq!(
+        found["definition"]["qualified_name"], "demo::Limits",
+        "{found}"
+    );
+    assert!(
+        seal_of(&db).exists(),
+        "the session's clean exit sealed the file"
+    );
+    assert!(!has_log(&db), "and left no log");
+}

@@ -160,6 +160,7 @@ pub async fn index(cli: &crate::Cli, path: &Path) -> Result<()> {
                 .index_path_watching(&root, |done, total| line.tick(done, total))
                 .await?;
             line.finish();
+            server.seal_at_exit().await;
             IndexReply {
                 slug: p.slug,
                 root: p.root,

@@ -84,6 +84,7 @@ pub async fn serve_in_process(server: Server, options: SessionOptions) -> Result
         .context("starting the MCP session")?;
     let _ = running.waiting().await;
     server.close_session(session);
+    server.seal_at_exit().await;
     Ok(())
 }
 

@@ -745,14 +745,7 @@ where
     if exit != Exit::DatabaseGone {
         // A clean exit leaves one self-contained file: the WAL folded into it, so a copy,
         // a backup or the start check of the next daemon sees the whole database.
-        match shared.server.core.projects.db().checkpoint().await {
-            // The next start skips the page check while the file stays as it is now.
-            Ok(()) => scryer_db::seal_clean_exit(&shared.paths.db),
-            Err(e) => tracing::warn!(
-                error = %format!("{e:#}"),
-                "checkpointing the database at exit failed"
-            ),
-        }
+        shared.server.seal_at_exit().await;
     }
     tracing::info!(reason = ?exit, "daemon exiting");
     Ok(exit)

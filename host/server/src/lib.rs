@@ -639,6 +639,22 @@ impl Server {
         .await
     }
 
+    /// Leaves the database as a clean exit should: the write-ahead log folded into the
+    /// file, and the file sealed, so the next process to open it skips the start check
+    /// (a `quick_check` of every page: 3.5 s for the monorepo's 745 MB) while the file
+    /// stays as left (ADR 0025). Best effort: a write still going leaves a log, and so no
+    /// seal.
+    pub async fn seal_at_exit(&self) {
+        let db = self.core.projects.db();
+        match db.checkpoint().await {
+            Ok(()) => scryer_db::seal_clean_exit(db.path()),
+            Err(e) => tracing::warn!(
+                error = %format!("{e:#}"),
+                "checkpointing the database at exit failed"
+            ),
+        }
+    }
+
     /// Indexes a directory now and waits for the run (the `scryer index` command).
     pub async fn index_path(&self, root: &std::path::Path) -> Result<scryer_db::ProjectRow> {
         self.index_path_watching(root, |_, _| {}).await
