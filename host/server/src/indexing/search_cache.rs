@@ -256,6 +256,43 @@ impl SearchCache {
         stored::open_kept(&dir, &wanted)
     }
 
+    /// Builds project `project_id`'s index for this process alone (its rows changed since
+    /// the run that kept one, or none was kept): on [`KEEP_THREADS`] workers into a
+    /// directory of its own, which is removed once the index is open (every file of a
+    /// segment is opened, and mapped, when the index is, and a removed file stays readable
+    /// while mapped). After an edit on the monorepo this was 13 s in memory on one thread
+    /// (docs/learnings/scale.md, stop 36). Falls back to memory if the directory cannot
+    /// be written.
+    fn build_unkept(
+        &self,
+        project_id: i64,
+        fill: impl FnOnce(&mut SymbolIndexBuilder) -> Result<()>,
+    ) -> Result<SymbolIndex> {
+        let dir = self.projects_dir.join(format!("{project_id}.unkept"));
+        let made = (|| {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)?;
+            }
+            std::fs::create_dir_all(&dir)
+        })();
+        let on_disk = made.is_ok();
+        let builder = match made {
+            Ok(()) => SymbolIndexBuilder::in_directory_on(&dir, KEEP_THREADS),
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "search index built in memory");
+                SymbolIndexBuilder::new()
+            }
+        };
+        let mut builder = builder?;
+        fill(&mut builder)?;
+        let index = builder.finish()?;
+        if on_disk && let Err(e) = std::fs::remove_dir_all(&dir) {
+            // Left for the next build of this project, which removes it first.
+            tracing::debug!(dir = %dir.display(), error = %e, "an unkept search index's directory stays");
+        }
+        Ok(index)
+    }
+
     /// The index of project `project_id` (rooted at `root`) at `generation`, built with
     /// `fill` when there is none or it was built at another generation.
     /// `kept_for`: the project's last completed run (`indexed_at`) when no writer has
@@ -288,7 +325,7 @@ impl SearchCache {
             return Ok(kept);
         }
         let started = Instant::now();
-        let index = build(fill)?;
+        let index = self.build_unkept(project_id, fill)?;
         tracing::info!(
             project_id,
             generation,
@@ -498,6 +535,9 @@ mod tests {
             .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert!(Arc::ptr_eq(&first, &again));
+        // Built on disk, opened, and its directory removed: it answers from its maps.
+        assert!(_dir.path().join("projects").exists());
+        assert!(!_dir.path().join("projects/1.unkept").exists());
         let page = again.index.search("alpha", None, 0, 5).unwrap();
         assert_eq!((page.total, page.hits[0].key), (1, 1));
 
