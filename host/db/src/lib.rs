@@ -41,7 +41,7 @@ pub use precise::*;
 pub use projects::ProjectRow;
 pub(crate) use projects::{PROJECT_COLUMNS, project_from};
 pub use ref_kinds::{kind_bits, ref_kind_has_code};
-pub use search_rows::{RowOrder, SearchRow};
+pub use search_rows::SearchRow;
 pub use symbols::{NameUses, RefRow, SymbolRow};
 pub(crate) use symbols::{SYMBOL_COLUMNS, symbol_from};
 pub use telemetry::*;

@@ -207,23 +207,19 @@ fn dependency_corpus() {
     for c in crates.iter().filter(|c| c.index_project_id.is_some()) {
         let start = Instant::now();
         let mut builder = SymbolIndexBuilder::new().unwrap();
-        rt.block_on(db.each_search_row(
-            c.index_project_id.unwrap(),
-            scryer_db::RowOrder::AsRead,
-            |r| {
-                builder.add(SearchDoc {
-                    key: r.id as u64,
-                    name: r.name,
-                    qualified_name: r.qualified_name,
-                    signature: r.signature,
-                    docstring: r.docstring,
-                    kind: r.kind,
-                    crate_name: None,
-                    crate_version: None,
-                })?;
-                Ok(())
-            },
-        ))
+        rt.block_on(db.each_search_row(c.index_project_id.unwrap(), |r| {
+            builder.add(SearchDoc {
+                key: r.id as u64,
+                name: r.name,
+                qualified_name: r.qualified_name,
+                signature: r.signature,
+                docstring: r.docstring,
+                kind: r.kind,
+                crate_name: None,
+                crate_version: None,
+            })?;
+            Ok(())
+        }))
         .unwrap();
         let index = builder.finish().unwrap();
         memory += index.memory_bytes().unwrap();

@@ -12,7 +12,7 @@ use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use scryer_db::{DependencyIndex, RowOrder, SymbolRow};
+use scryer_db::{DependencyIndex, SymbolRow};
 use scryer_runtime::CallScope;
 use scryer_runtime::wit::{CallError, SearchHit, SearchPage, SearchScope};
 use scryer_search::{SearchError, SymbolIndex, SymbolIndexBuilder, normalize_crate_name};
@@ -144,13 +144,8 @@ fn hit_of(row: SymbolRow, score: f32, matched_terms: Vec<String>) -> SearchHit {
 }
 
 /// [`fill_from`] on the server's database.
-fn fill(
-    core: &Core,
-    project_id: i64,
-    order: RowOrder,
-    builder: &mut SymbolIndexBuilder,
-) -> anyhow::Result<()> {
-    fill_from(&core.handle, core.projects.db(), project_id, order, builder)
+fn fill(core: &Core, project_id: i64, builder: &mut SymbolIndexBuilder) -> anyhow::Result<()> {
+    fill_from(&core.handle, core.projects.db(), project_id, builder)
 }
 
 /// The indexes of `crates` (all indexed): those not open yet are mapped from disk, or
@@ -194,10 +189,7 @@ fn crate_indexes(
                 let Some(id) = c.index_project_id else {
                     continue;
                 };
-                if let Err(e) = core
-                    .search
-                    .dependency(&c, |b| fill(&core, id, RowOrder::AsRead, b))
-                {
+                if let Err(e) = core.search.dependency(&c, |b| fill(&core, id, b)) {
                     let _ = tx.send(Err(format!("{e:#}")));
                     return;
                 }
@@ -292,7 +284,7 @@ impl HostImpl {
                                 .filter(|r| r.index_complete)
                                 .and_then(|r| r.indexed_at)
                         },
-                        |b| fill(core, project.id, RowOrder::ById, b),
+                        |b| fill(core, project.id, b),
                     )
                     .map_err(internal)?;
                 let page = ix

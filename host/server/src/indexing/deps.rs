@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use scryer_db::{Db, ProjectRow, RowOrder};
+use scryer_db::{Db, ProjectRow};
 use scryer_engine::deps;
 
 use crate::indexing::runs::Runs;
@@ -347,7 +347,7 @@ impl DependencyWorker {
         let handle = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             this.search.keep_dependency(&indexed, |b| {
-                crate::indexing::search_cache::fill_from(&handle, &this.db, id, RowOrder::AsRead, b)
+                crate::indexing::search_cache::fill_from(&handle, &this.db, id, b)
             })
         })
         .await??;

@@ -629,13 +629,7 @@ impl ProjectManager {
         let kept = tokio::task::spawn_blocking(move || {
             this.search
                 .keep_workspace(project_id, &row.root, &indexed_at, generation, |b| {
-                    crate::indexing::search_cache::fill_from(
-                        &handle,
-                        &this.db,
-                        project_id,
-                        scryer_db::RowOrder::ById,
-                        b,
-                    )
+                    crate::indexing::search_cache::fill_from(&handle, &this.db, project_id, b)
                 })
         })
         .await;

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use scryer_db::{Db, DependencyIndex, RowOrder, SearchRow};
+use scryer_db::{Db, DependencyIndex, SearchRow};
 use scryer_search::stored::{self, Outcome};
 use scryer_search::{SearchDoc, SymbolIndex, SymbolIndexBuilder};
 
@@ -147,20 +147,18 @@ const ROWS_READ_AHEAD: usize = 4096;
 /// Streams the symbols of project row `project_id` into an index builder, reading them
 /// on `handle`'s runtime while the caller (a plain thread) adds them: the read and the
 /// build overlap, on two cores (the monorepo's 741k definitions: ~3 s of reading beside
-/// ~9 s of building). A project's are added by row id, so score ties list definitions
-/// in file and source order; a dependency crate's as read (sorting ~100k rows in memory
-/// is not worth that order). Rows arrive in the order read either way.
+/// ~9 s of building). They are added by row id, so score ties list definitions in file
+/// and source order.
 pub(crate) fn fill_from(
     handle: &tokio::runtime::Handle,
     db: &Db,
     project_id: i64,
-    order: RowOrder,
     builder: &mut SymbolIndexBuilder,
 ) -> Result<()> {
     let (tx, rx) = std::sync::mpsc::sync_channel(ROWS_READ_AHEAD);
     let db = db.clone();
     let reader = handle.spawn(async move {
-        db.each_search_row(project_id, order, |row| {
+        db.each_search_row(project_id, |row| {
             tx.send(row)
                 .map_err(|_| anyhow::anyhow!("the index builder stopped"))
         })
