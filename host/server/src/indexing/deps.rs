@@ -311,6 +311,13 @@ impl DependencyWorker {
                     tracing::debug!(crate_name = %crate_.name, "database busy: indexing the crate again shortly");
                     tokio::time::sleep(BUSY_PAUSE).await;
                 }
+                Err(e) if cancelled(&e) => {
+                    // The runtime is going away under the run (`scryer index` exiting
+                    // once its project is indexed): no fault of the crate, which stays
+                    // pending for the next process.
+                    tracing::debug!(crate_name = %crate_.name, "dependency indexing stopped: the process is exiting");
+                    return Ok(());
+                }
                 Err(e) => {
                     tracing::warn!(
                         crate_name = %crate_.name,
@@ -412,8 +419,32 @@ fn indexing_enabled() -> bool {
     )
 }
 
+/// Whether `e` is a task cancelled under the run (its runtime shutting down), rather than
+/// a failure of what it was doing. Before this was told apart, `scryer index` recorded
+/// every dependency crate still queued at its exit as failed ("task 75 was cancelled").
+fn cancelled(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<tokio::task::JoinError>()
+            .is_some_and(|j| j.is_cancelled())
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[tokio::test]
+    async fn a_task_cancelled_under_a_run_is_told_apart_from_a_failure() {
+        let task = tokio::spawn(std::future::pending::<()>());
+        task.abort();
+        let join = task.await.unwrap_err();
+        let e = anyhow::Error::from(join).context("indexing serde 1.0.0");
+        assert!(cancelled(&e), "{e:#}");
+        let panicked = tokio::spawn(async { panic!("a parser bug") })
+            .await
+            .unwrap_err();
+        assert!(!cancelled(&anyhow::Error::from(panicked)));
+        assert!(!cancelled(&anyhow::anyhow!("its sources are gone")));
+    }
+
     use super::*;
     use crate::indexing::projects::ProjectManager;
 
