@@ -224,28 +224,14 @@ fn calls_piped_after_index_workspace_wait_for_it_even_without_a_project_marker()
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let lines = [
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"0"}}}),
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"index_workspace","arguments":{"path":path}}}),
-        json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"find_references","arguments":{"symbol":"Limits","view":"files"}}}),
-        json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_file_outline","arguments":{"file_path":"src/run.rs"}}}),
-    ];
-    let mut stdin = child.stdin.take().unwrap();
-    let all: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    stdin.write_all(all.as_bytes()).unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut by_id = std::collections::BTreeMap::new();
-    for line in stdout.lines().map_while(Result::ok) {
-        if let Ok(v) = serde_json::from_str::<Value>(&line)
-            && let Some(id) = v["id"].as_u64()
-        {
-            by_id.insert(id, v);
-        }
-        if [3, 4, 5].iter().all(|id| by_id.contains_key(id)) {
-            break;
-        }
-    }
+    let (by_id, stdin) = pipe_calls(
+        &mut child,
+        &[
+            json!({"name":"index_workspace","arguments":{"path":path}}),
+            json!({"name":"find_references","arguments":{"symbol":"Limits","view":"files"}}),
+            json!({"name":"get_file_outline","arguments":{"file_path":"src/run.rs"}}),
+        ],
+    );
     drop(stdin);
     let found: Value = serde_json::from_str(&tool_text(&by_id[&4])).unwrap();
     let name = found["definition"]["qualified_name"].as_str().unwrap_or("");
@@ -260,6 +246,43 @@ fn calls_piped_after_index_workspace_wait_for_it_even_without_a_project_marker()
         .args(["daemon", "stop"])
         .env_remove("SCRYER_RUN_DIR")
         .output();
+}
+
+/// Writes the handshake and then `calls` (`tools/call` requests numbered from 3) to a
+/// piped `scryer serve`'s stdin at once, and reads its stdout until every call is
+/// answered. Returns the answers by id and the still open stdin (dropping it ends the
+/// session).
+fn pipe_calls(
+    child: &mut std::process::Child,
+    calls: &[Value],
+) -> (
+    std::collections::BTreeMap<u64, Value>,
+    std::process::ChildStdin,
+) {
+    let mut lines = vec![
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"0"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    ];
+    let ids: Vec<u64> = (3..3 + calls.len() as u64).collect();
+    for (id, params) in ids.iter().zip(calls) {
+        lines.push(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}));
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    let all: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    stdin.write_all(all.as_bytes()).unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut by_id = std::collections::BTreeMap::new();
+    for line in stdout.lines().map_while(Result::ok) {
+        if let Ok(v) = serde_json::from_str::<Value>(&line)
+            && let Some(id) = v["id"].as_u64()
+        {
+            by_id.insert(id, v);
+        }
+        if ids.iter().all(|id| by_id.contains_key(id)) {
+            break;
+        }
+    }
+    (by_id, stdin)
 }
 
 /// `scryer <args>` on `db` as a client with only HOME and PATH would run it.
@@ -505,29 +528,17 @@ fn scryer_index_and_an_in_process_serve_leave_the_database_sealed() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let lines = [
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"0"}}}),
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"find_references","arguments":{"symbol":"Limits","view":"files","project":path}}}),
-    ];
-    let mut stdin = child.stdin.take().unwrap();
-    let all: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    stdin.write_all(all.as_bytes()).unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut answer = None;
-    for line in stdout.lines().map_while(Result::ok) {
-        if let Ok(v) = serde_json::from_str::<Value>(&line)
-            && v["id"] == 3
-        {
-            answer = Some(v);
-            break;
-        }
-    }
+    let (by_id, stdin) = pipe_calls(
+        &mut child,
+        &[
+            json!({"name":"find_references","arguments":{"symbol":"Limits","view":"files","project":path}}),
+        ],
+    );
     // The session's start took the seal: it speaks of one exit.
     assert!(!seal_of(&db).exists(), "the start took the seal");
     drop(stdin);
     assert!(child.wait().unwrap().success());
-    let found: Value = serde_json::from_str(&tool_text(&answer.unwrap())).unwrap();
+    let found: Value = serde_json::from_str(&tool_text(&by_id[&3])).unwrap();
     assert_eq!(
         found["definition"]["qualified_name"], "demo::Limits",
         "{found}"

@@ -431,20 +431,6 @@ fn cancelled(e: &anyhow::Error) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #[tokio::test]
-    async fn a_task_cancelled_under_a_run_is_told_apart_from_a_failure() {
-        let task = tokio::spawn(std::future::pending::<()>());
-        task.abort();
-        let join = task.await.unwrap_err();
-        let e = anyhow::Error::from(join).context("indexing serde 1.0.0");
-        assert!(cancelled(&e), "{e:#}");
-        let panicked = tokio::spawn(async { panic!("a parser bug") })
-            .await
-            .unwrap_err();
-        assert!(!cancelled(&anyhow::Error::from(panicked)));
-        assert!(!cancelled(&anyhow::anyhow!("its sources are gone")));
-    }
-
     use super::*;
     use crate::indexing::projects::ProjectManager;
 
@@ -690,5 +676,19 @@ mod tests {
         assert_eq!(fingerprint(root), first);
         write(&root.join("Cargo.lock"), "version = 4\n\n[[package]]\n");
         assert_ne!(fingerprint(root), first);
+    }
+
+    #[tokio::test]
+    async fn a_task_cancelled_under_a_run_is_told_apart_from_a_failure() {
+        let task = tokio::spawn(std::future::pending::<()>());
+        task.abort();
+        let join = task.await.unwrap_err();
+        let e = anyhow::Error::from(join).context("indexing serde 1.0.0");
+        assert!(cancelled(&e), "{e:#}");
+        let panicked = tokio::spawn(async { panic!("a parser bug") })
+            .await
+            .unwrap_err();
+        assert!(!cancelled(&anyhow::Error::from(panicked)));
+        assert!(!cancelled(&anyhow::anyhow!("its sources are gone")));
     }
 }

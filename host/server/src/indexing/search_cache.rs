@@ -32,10 +32,10 @@ use scryer_db::{Db, DependencyIndex, SearchRow};
 use scryer_search::stored::{self, Outcome};
 use scryer_search::{SearchDoc, SymbolIndex, SymbolIndexBuilder};
 
-/// Worker threads building a project's kept index at the end of its index run: nothing
-/// else runs then, and the build was the run's last 11 s on one core for the monorepo
-/// (docs/learnings/scale.md, stop 36). Dependency crates are built on one thread: their
-/// builds run in the background beside the server's answers.
+/// Worker threads building a project's index (kept at the end of its index run, or
+/// rebuilt by a search after an edit): a caller waits for either, and on one core it was
+/// the monorepo's run's last 11 s (docs/learnings/scale.md, stop 36). Dependency crates
+/// are built on one thread: their builds run in the background beside the answers.
 const KEEP_THREADS: usize = 2;
 
 /// A project's index and what it was built from.
@@ -146,9 +146,9 @@ const ROWS_READ_AHEAD: usize = 4096;
 
 /// Streams the symbols of project row `project_id` into an index builder, reading them
 /// on `handle`'s runtime while the caller (a plain thread) adds them: the read and the
-/// build overlap, on two cores (the monorepo's 741k definitions: ~3 s of reading beside
-/// ~9 s of building). They are added by row id, so score ties list definitions in file
-/// and source order.
+/// build overlap (the monorepo's 741k definitions: ~0.5 s of reading beside ~9 s of
+/// indexing, spread over the builder's workers). They are added by row id, so score ties
+/// list definitions in file and source order.
 pub(crate) fn fill_from(
     handle: &tokio::runtime::Handle,
     db: &Db,
