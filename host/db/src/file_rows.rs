@@ -29,6 +29,12 @@ pub(crate) fn range(file_id: i64) -> Result<(i64, i64)> {
     Ok((start, start + (1 << ROW_BITS)))
 }
 
+/// The row ids of `file_id`'s rows, as the keys a search index gives them (`u64`).
+pub fn keys_of_file(file_id: i64) -> Result<std::ops::Range<u64>> {
+    let (start, end) = range(file_id)?;
+    Ok(start as u64..end as u64)
+}
+
 fn start_of(file_id: i64) -> Result<i64> {
     match file_id.checked_mul(1 << ROW_BITS) {
         Some(start) if file_id >= 0 && start.checked_add(1 << ROW_BITS).is_some() => Ok(start),

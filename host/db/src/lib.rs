@@ -36,6 +36,7 @@ pub use damage::{NOTE_SUFFIX, SetAside, kept_aside, seal_clean_exit};
 pub use decisions::*;
 pub use deps::*;
 pub use edges::*;
+pub use file_rows::keys_of_file;
 pub use files::{Facts, FileRow, FileWrite};
 pub use precise::*;
 pub use projects::ProjectRow;

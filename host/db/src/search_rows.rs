@@ -17,6 +17,18 @@ pub struct SearchRow {
     pub docstring: Option<String>,
 }
 
+/// A [`SearchRow`] from `id, name, kind, qualified_name, signature, docstring`.
+fn search_row(row: &turso::Row) -> Result<SearchRow> {
+    Ok(SearchRow {
+        id: int(col(row, 0)?).unwrap_or_default(),
+        name: text(col(row, 1)?).unwrap_or_default(),
+        kind: text(col(row, 2)?).unwrap_or_default(),
+        qualified_name: text(col(row, 3)?).unwrap_or_default(),
+        signature: text(col(row, 4)?).unwrap_or_default(),
+        docstring: text(col(row, 5)?),
+    })
+}
+
 /// Most ids bound in one `IN (...)` lookup.
 const IDS_PER_QUERY: usize = 500;
 
@@ -86,17 +98,56 @@ impl Db {
             .await?;
         let mut n = 0u64;
         while let Some(row) = rows.next().await? {
-            each(SearchRow {
-                id: int(col(&row, 0)?).unwrap_or_default(),
-                name: text(col(&row, 1)?).unwrap_or_default(),
-                kind: text(col(&row, 2)?).unwrap_or_default(),
-                qualified_name: text(col(&row, 3)?).unwrap_or_default(),
-                signature: text(col(&row, 4)?).unwrap_or_default(),
-                docstring: text(col(&row, 5)?),
-            })?;
+            each(search_row(&row)?)?;
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Calls `each` with the searchable text of the current definitions of the files at
+    /// `paths` (project-relative; absent ones are skipped), by row id as
+    /// [`Db::each_search_row`] gives them: what an index of a project's edited files holds.
+    /// Returns the files' ids.
+    pub async fn each_search_row_in(
+        &self,
+        project_id: i64,
+        paths: &[String],
+        mut each: impl FnMut(SearchRow) -> Result<()>,
+    ) -> Result<Vec<i64>> {
+        let conn = self.reader().await?;
+        let mut ids = Vec::with_capacity(paths.len());
+        for path in paths {
+            let mut rows = conn
+                .query(
+                    "SELECT id FROM source_file WHERE project_id = ?1 AND path = ?2",
+                    (project_id, path.as_str()),
+                )
+                .await?;
+            if let Some(row) = rows.next().await?
+                && let Some(id) = int(col(&row, 0)?)
+            {
+                ids.push(id);
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        for &file_id in &ids {
+            let (start, end) = file_rows::range(file_id)?;
+            let mut rows = conn
+                .query(
+                    format!(
+                        "SELECT id, name, kind, qualified_name, signature, docstring FROM symbol \
+                         WHERE {} ORDER BY id",
+                        file_rows::in_file("id")
+                    ),
+                    (start, end),
+                )
+                .await?;
+            while let Some(row) = rows.next().await? {
+                each(search_row(&row)?)?;
+            }
+        }
+        Ok(ids)
     }
 
     /// The definitions with these row ids, paired with their id, in no particular

@@ -694,22 +694,33 @@ pub async fn refresh_files(
     project: &ProjectRow,
     paths: &[String],
 ) -> Result<RefreshReport> {
-    refresh_files_with(db, project, paths, || {}).await
+    refresh_files_with(db, project, paths, |_| {}).await
 }
 
-/// [`refresh_files`], calling `before_write` just before the stored rows change, and
-/// only if they do: what is kept beside the rows (a search index) goes then, and stays
-/// when every file was found unchanged.
+/// A file whose rows a refresh is about to rewrite or remove.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Changed {
+    /// Its id before the refresh; `None` for a file new to the index.
+    pub old_file_id: Option<i64>,
+    /// Project-relative.
+    pub path: String,
+}
+
+/// [`refresh_files`], calling `before_write` with the files whose rows are about to
+/// change just before they do, and only if they do: what is kept beside the rows (a
+/// search index) learns of them then, and is left alone when every file was found
+/// unchanged.
 pub async fn refresh_files_with(
     db: &Db,
     project: &ProjectRow,
     paths: &[String],
-    before_write: impl FnOnce(),
+    before_write: impl FnOnce(&[Changed]),
 ) -> Result<RefreshReport> {
     let root = Root::new(Path::new(&project.root))
         .with_context(|| format!("project root {}", project.root))?;
     let mut report = RefreshReport::default();
     let mut writes = Vec::new();
+    let mut changed = Vec::new();
     for rel in paths {
         let Some(language) = lang::language_for(rel) else {
             continue;
@@ -732,8 +743,12 @@ pub async fn refresh_files_with(
         }
         match read {
             Err(_) => {
-                if stored.is_some() {
+                if let Some(f) = &stored {
                     report.removed.push(rel.clone());
+                    changed.push(Changed {
+                        old_file_id: Some(f.id),
+                        path: rel.clone(),
+                    });
                 }
             }
             Ok(bytes) => {
@@ -759,11 +774,15 @@ pub async fn refresh_files_with(
                 let hash = content_hash(&bytes);
                 writes.push(parse_file(&file, &bytes, hash, true));
                 report.updated.push(rel.clone());
+                changed.push(Changed {
+                    old_file_id: stored.as_ref().map(|f| f.id),
+                    path: rel.clone(),
+                });
             }
         }
     }
     if !report.is_empty() {
-        before_write();
+        before_write(&changed);
         db.write_files(project.id, &writes, &report.removed).await?;
     }
     Ok(report)

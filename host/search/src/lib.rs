@@ -27,15 +27,20 @@
 //! case the agent typed decides between `Mutex` the type and `mutex` the method.
 
 mod build;
+mod changes;
 pub mod stored;
 pub mod tokens;
 
 pub use build::SymbolIndexBuilder;
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
 
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
+};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer, TokenizerManager};
 use tantivy::{DocAddress, DocId, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Term};
@@ -248,13 +253,32 @@ fn module_part<'a>(qualified_name: &'a str, name: &str) -> &'a str {
 }
 
 /// A BM25 index over one corpus of symbols. Immutable once built: a corpus that changes
-/// is indexed again.
+/// is indexed again, or, for a few changed documents, seen through
+/// [`SymbolIndex::with_changes`].
 pub struct SymbolIndex {
+    /// One tantivy index, or (after [`SymbolIndex::with_changes`]) several searched as one.
+    parts: Vec<Part>,
+    fields: Fields,
+    /// Documents searched: every part's, less the hidden ones.
+    docs: u64,
+}
+
+/// One tantivy index of a [`SymbolIndex`] and the documents of it left out.
+#[derive(Clone)]
+struct Part {
     // Kept so the searcher's segments stay alive with the reader.
     _reader: IndexReader,
     searcher: Searcher,
-    fields: Fields,
-    docs: u64,
+    hidden: Option<Arc<changes::Hidden>>,
+}
+
+/// A hit before paging: where it is, and its key (ties are listed by key).
+struct Candidate {
+    score: f32,
+    source: usize,
+    part: usize,
+    address: DocAddress,
+    key: u64,
 }
 
 impl std::fmt::Debug for SymbolIndex {
@@ -313,11 +337,49 @@ impl SymbolIndex {
             .try_into()?;
         let searcher = reader.searcher();
         Ok(SymbolIndex {
-            _reader: reader,
             docs: searcher.num_docs(),
-            searcher,
+            parts: vec![Part {
+                _reader: reader,
+                searcher,
+                hidden: None,
+            }],
             fields,
         })
+    }
+
+    /// This index with the documents whose keys lie in `hidden` left out and `current`'s
+    /// added, searched as one index built from what is left would be (see [`changes`]):
+    /// after an edit, the edited files' documents are hidden and their new ones are in
+    /// `current`. The index is shared, not copied; finding the hidden documents reads each
+    /// segment's keys once (a few ms for the 741k documents of a 7M-line project).
+    pub fn with_changes(&self, hidden: &[Range<u64>], current: SymbolIndex) -> Result<SymbolIndex> {
+        let mut parts = Vec::with_capacity(self.parts.len() + current.parts.len());
+        let mut docs = current.docs;
+        for part in &self.parts {
+            let mut ranges = part
+                .hidden
+                .as_ref()
+                .map(|h| h.ranges.clone())
+                .unwrap_or_default();
+            ranges.extend(hidden.iter().cloned());
+            let hidden = changes::Hidden::find(&part.searcher, &self.fields, ranges)?;
+            docs += part.searcher.num_docs() - hidden.as_ref().map_or(0, |h| h.count);
+            parts.push(Part {
+                hidden,
+                ..part.clone()
+            });
+        }
+        parts.extend(current.parts);
+        Ok(SymbolIndex {
+            parts,
+            fields: self.fields,
+            docs,
+        })
+    }
+
+    /// The BM25 statistics searches score with: the parts' less their hidden documents.
+    fn stats(&self) -> changes::Stats<'_> {
+        changes::Stats { parts: &self.parts }
     }
 
     /// Opens an index that [`SymbolIndexBuilder::in_directory`] wrote to `dir`. Fails if
@@ -356,7 +418,11 @@ impl SymbolIndex {
     /// Bytes of the index's files: in memory for an index built by [`SymbolIndexBuilder::new`],
     /// on disk (mapped as read) for one in a directory.
     pub fn memory_bytes(&self) -> Result<u64> {
-        Ok(self.searcher.space_usage()?.total().get_bytes())
+        let mut bytes = 0;
+        for part in &self.parts {
+            bytes += part.searcher.space_usage()?.total().get_bytes();
+        }
+        Ok(bytes)
     }
 
     /// Symbols matching `query`, best first: `limit` hits from `offset`, and the total.
@@ -405,58 +471,82 @@ impl SymbolIndex {
 
         let wanted = offset.saturating_add(limit);
         let mut total = 0u64;
-        // (score, source, address): merged below.
-        let mut candidates: Vec<(f32, usize, DocAddress)> = Vec::new();
+        let mut candidates: Vec<Candidate> = Vec::new();
         for (source, idx) in indexes.iter().enumerate() {
             if idx.is_empty() {
                 continue;
             }
-            let q = idx.query(&prepared, crate_filter.as_deref(), bonus);
-            // Never ask tantivy for more than the index holds: it sizes its heap by the limit.
-            let fetch = wanted.min(usize::try_from(idx.docs).unwrap_or(usize::MAX));
-            if fetch == 0 {
-                total += idx.searcher.search(&q, &Count)? as u64;
-                continue;
+            let stats = idx.stats();
+            for (part_no, part) in idx.parts.iter().enumerate() {
+                let mut q = idx.query(&prepared, crate_filter.as_deref(), bonus);
+                if let Some(hidden) = &part.hidden {
+                    // Excluding adds nothing to a hit's score.
+                    q = Box::new(BooleanQuery::new(vec![
+                        (Occur::Must, q),
+                        (Occur::MustNot, hidden.query()),
+                    ]));
+                }
+                // Never ask tantivy for more than the part holds: it sizes its heap by the limit.
+                let fetch =
+                    wanted.min(usize::try_from(part.searcher.num_docs()).unwrap_or(usize::MAX));
+                if fetch == 0 {
+                    total += part.searcher.search(&q, &Count)? as u64;
+                    continue;
+                }
+                let (count, top) = part.searcher.search_with_statistics_provider(
+                    &q,
+                    &(Count, TopDocs::with_limit(fetch).order_by_score()),
+                    &stats,
+                )?;
+                total += count as u64;
+                candidates.extend(top.into_iter().map(|(score, address)| Candidate {
+                    score,
+                    source,
+                    part: part_no,
+                    address,
+                    key: 0,
+                }));
             }
-            let (count, top) = idx
-                .searcher
-                .search(&q, &(Count, TopDocs::with_limit(fetch).order_by_score()))?;
-            total += count as u64;
-            candidates.extend(top.into_iter().map(|(s, a)| (s, source, a)));
         }
-        candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let page: Vec<(f32, usize, DocAddress)> =
-            candidates.into_iter().skip(offset).take(limit).collect();
+        // Ties are listed by key: in an index built in key order (every index here),
+        // that is the order the documents were added, and it holds across parts.
+        Self::read_keys(indexes, &mut candidates)?;
+        candidates.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.source.cmp(&b.source))
+                .then(a.key.cmp(&b.key))
+        });
+        let page: Vec<Candidate> = candidates.into_iter().skip(offset).take(limit).collect();
 
-        // Keys and matched terms, looked up per index and segment in doc order.
-        let mut by_segment: BTreeMap<(usize, u32), Vec<DocId>> = BTreeMap::new();
-        for &(_, source, addr) in &page {
+        // Matched terms, looked up per index, part and segment in doc order.
+        let mut by_segment: BTreeMap<(usize, usize, u32), Vec<DocId>> = BTreeMap::new();
+        for c in &page {
             by_segment
-                .entry((source, addr.segment_ord))
+                .entry((c.source, c.part, c.address.segment_ord))
                 .or_default()
-                .push(addr.doc_id);
+                .push(c.address.doc_id);
         }
-        let mut details: HashMap<(usize, DocAddress), (u64, Vec<String>)> = HashMap::new();
-        for ((source, segment_ord), mut docs) in by_segment {
+        let mut matched: HashMap<(usize, usize, DocAddress), Vec<String>> = HashMap::new();
+        for ((source, part, segment_ord), mut docs) in by_segment {
             docs.sort_unstable();
             docs.dedup();
             let idx = indexes[source];
-            for (doc, key, matched) in idx.describe(segment_ord, &docs, &prepared.terms)? {
-                details.insert((source, DocAddress::new(segment_ord, doc)), (key, matched));
+            for (doc, terms) in idx.describe(part, segment_ord, &docs, &prepared.terms)? {
+                matched.insert((source, part, DocAddress::new(segment_ord, doc)), terms);
             }
         }
         let hits = page
             .into_iter()
-            .filter_map(|(score, source, addr)| {
-                let (key, matched_terms) = details.remove(&(source, addr))?;
-                Some(SourcedHit {
-                    source,
-                    hit: Hit {
-                        key,
-                        score,
-                        matched_terms,
-                    },
-                })
+            .map(|c| SourcedHit {
+                source: c.source,
+                hit: Hit {
+                    key: c.key,
+                    score: c.score,
+                    matched_terms: matched
+                        .remove(&(c.source, c.part, c.address))
+                        .unwrap_or_default(),
+                },
             })
             .collect();
         Ok(ManyPage { hits, total })
@@ -469,10 +559,11 @@ impl SymbolIndex {
             return Ok(0.0);
         }
         let n = self.docs as f32;
+        let stats = self.stats();
         let mut bound = 0f32;
         for t in terms {
             for (field, boost) in self.fields.weighted() {
-                let df = self.searcher.doc_freq(&Term::from_field_text(field, t))?;
+                let df = stats.doc_freq(&Term::from_field_text(field, t))?;
                 if df == 0 {
                     continue;
                 }
@@ -534,15 +625,36 @@ impl SymbolIndex {
         }
     }
 
-    /// For docs (ascending) of one segment: their keys and which query terms they hold.
+    /// Fills in each candidate's key, read per index, part and segment.
+    fn read_keys(indexes: &[&SymbolIndex], candidates: &mut [Candidate]) -> Result<()> {
+        let mut by_segment: BTreeMap<(usize, usize, u32), Vec<usize>> = BTreeMap::new();
+        for (i, c) in candidates.iter().enumerate() {
+            by_segment
+                .entry((c.source, c.part, c.address.segment_ord))
+                .or_default()
+                .push(i);
+        }
+        for ((source, part, segment_ord), at) in by_segment {
+            let reader = indexes[source].parts[part]
+                .searcher
+                .segment_reader(segment_ord);
+            let keys = reader.fast_fields().u64("key")?;
+            for i in at {
+                candidates[i].key = keys.first(candidates[i].address.doc_id).unwrap_or_default();
+            }
+        }
+        Ok(())
+    }
+
+    /// For docs (ascending) of one segment of part `part`: which query terms they hold.
     fn describe(
         &self,
+        part: usize,
         segment_ord: u32,
         docs: &[DocId],
         terms: &[String],
-    ) -> Result<Vec<(DocId, u64, Vec<String>)>> {
-        let reader = self.searcher.segment_reader(segment_ord);
-        let keys = reader.fast_fields().u64("key")?;
+    ) -> Result<Vec<(DocId, Vec<String>)>> {
+        let reader = self.parts[part].searcher.segment_reader(segment_ord);
         // matched[i][j]: doc i holds term j in some field.
         let mut matched = vec![vec![false; terms.len()]; docs.len()];
         for (j, t) in terms.iter().enumerate() {
@@ -568,14 +680,13 @@ impl SymbolIndex {
             .iter()
             .zip(matched)
             .map(|(&d, m)| {
-                let key = keys.first(d).unwrap_or_default();
                 let terms = terms
                     .iter()
                     .zip(m)
                     .filter(|(_, hit)| *hit)
                     .map(|(t, _)| t.clone())
                     .collect();
-                (d, key, terms)
+                (d, terms)
             })
             .collect())
     }

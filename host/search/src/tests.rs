@@ -334,7 +334,7 @@ fn an_index_in_a_directory_cut_into_segments_answers_as_one_in_memory() {
     }
     let on_disk = builder.finish().unwrap();
     assert_eq!(
-        on_disk.searcher.segment_readers().len(),
+        on_disk.parts[0].searcher.segment_readers().len(),
         6,
         "200 docs in 37s"
     );
@@ -414,7 +414,7 @@ fn an_index_built_by_worker_threads_answers_exactly_as_one_built_in_order() {
         let on_disk = SymbolIndex::open(tmp.path()).unwrap();
         let chunks = 500usize.div_ceil(chunk);
         assert_eq!(
-            on_disk.searcher.segment_readers().len(),
+            on_disk.parts[0].searcher.segment_readers().len(),
             chunks,
             "{threads} threads, chunks of {chunk}: one segment per chunk"
         );
@@ -580,5 +580,116 @@ fn fuzzed_symbols_and_queries_never_panic() {
             Err(SearchError::InvalidArgument(_)) => {}
             Err(e) => panic!("query {q:?}: {e}"),
         }
+    }
+}
+
+/// `docs` without those whose key is in `hidden`, with `current` added, in key order: the
+/// corpus an index built again after an edit holds.
+fn rebuilt(
+    docs: &[SearchDoc],
+    hidden: &[std::ops::Range<u64>],
+    current: &[SearchDoc],
+) -> SymbolIndex {
+    let mut all: Vec<SearchDoc> = docs
+        .iter()
+        .filter(|d| !hidden.iter().any(|r| r.contains(&d.key)))
+        .chain(current)
+        .cloned()
+        .collect();
+    all.sort_by_key(|d| d.key);
+    SymbolIndex::build(all).unwrap()
+}
+
+#[test]
+fn an_index_with_changes_answers_as_one_built_again_from_the_changed_corpus() {
+    let docs = tied_docs(600);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 64);
+    for d in docs.clone() {
+        builder.add(d).unwrap();
+    }
+    builder.close().unwrap();
+    let kept = SymbolIndex::open(tmp.path()).unwrap();
+
+    // "Files" 100..140 (edited: some rows renamed, one gone, two added at the range's
+    // end) and 300..310 (deleted); a new file at 1000..1002.
+    let hidden = vec![100..140, 300..310, 1000..1002];
+    let mut current: Vec<SearchDoc> = (100..139)
+        .map(|k| {
+            let mut d = docs[k as usize].clone();
+            if k % 5 == 0 {
+                d.qualified_name = format!("demo::edited::spawn_socket{k}");
+                d.signature = "fn spawn_socket()".into();
+            }
+            d
+        })
+        .collect();
+    // Row 137 is gone; rows 139 (new) and 1xx… are added after the file's last row.
+    current.retain(|d| d.key != 137);
+    current.push(doc(
+        139,
+        "demo::edited::timer_task",
+        "fn timer_task(t: task)",
+        Some("read"),
+    ));
+    let new_file = [
+        doc(1000, "demo::fresh::SocketTimer", "struct SocketTimer", None),
+        doc(
+            1001,
+            "demo::fresh::read",
+            "fn read()",
+            Some("read the buffer"),
+        ),
+    ];
+    current.extend(new_file.iter().cloned());
+    let layered = kept
+        .with_changes(&hidden, SymbolIndex::build(current.clone()).unwrap())
+        .unwrap();
+    let want = rebuilt(&docs, &hidden, &current);
+    assert_eq!(layered.len(), want.len());
+    for query in [
+        "read",
+        "spawn buffer",
+        "SocketTimer",
+        "m2 write",
+        "task",
+        "spawn_socket",
+    ] {
+        let expect = want.search(query, None, 0, 700).unwrap();
+        assert!(expect.hits.len() > 20 || query == "SocketTimer", "{query}");
+        let got = layered.search(query, None, 0, 700).unwrap();
+        // The same hits in the same order, ties included, with the same scores.
+        assert_eq!(got, expect, "{query}");
+        let page = layered.search(query, None, 9, 6).unwrap();
+        assert_eq!(page.hits, expect.hits[9..15], "{query}: a later page");
+        assert_eq!(page.total, expect.total);
+    }
+    // The deleted file's documents are gone; the kept index itself is unchanged.
+    let deleted = kept.search("read", None, 0, 700).unwrap();
+    assert!(deleted.hits.iter().any(|h| (300..310).contains(&h.key)));
+    let now = layered.search("read", None, 0, 700).unwrap();
+    assert!(!now.hits.iter().any(|h| (300..310).contains(&h.key)));
+
+    // A second edit of the same file over the first: its first version is hidden too.
+    let again = vec![doc(100, "demo::edited::only_one", "fn only_one()", None)];
+    let twice = layered
+        .with_changes(&[100..140], SymbolIndex::build(again.clone()).unwrap())
+        .unwrap();
+    let mut corpus: Vec<SearchDoc> = docs
+        .iter()
+        .filter(|d| !hidden.iter().any(|r| r.contains(&d.key)))
+        .chain(current.iter().filter(|d| !(100..140).contains(&d.key)))
+        .chain(&again)
+        .cloned()
+        .collect();
+    corpus.sort_by_key(|d| d.key);
+    let after_first = SymbolIndex::build(corpus).unwrap();
+    assert_eq!(twice.len(), after_first.len());
+    for query in ["read", "only one", "spawn_socket", "task"] {
+        assert_eq!(
+            twice.search(query, None, 0, 700).unwrap(),
+            after_first.search(query, None, 0, 700).unwrap(),
+            "{query}, second edit"
+        );
     }
 }

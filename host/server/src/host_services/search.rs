@@ -19,7 +19,7 @@ use scryer_search::{SearchError, SymbolIndex, SymbolIndexBuilder, normalize_crat
 
 use super::{HostImpl, internal, symbol};
 use crate::Core;
-use crate::indexing::search_cache::fill_from;
+use crate::indexing::search_cache::{ProjectRows, document, fill_from};
 
 /// Most hits one call returns. Routers page far below this; it keeps a careless call
 /// from copying a whole corpus through the component boundary.
@@ -146,6 +146,50 @@ fn hit_of(row: SymbolRow, score: f32, matched_terms: Vec<String>) -> SearchHit {
 /// [`fill_from`] on the server's database.
 fn fill(core: &Core, project_id: i64, builder: &mut SymbolIndexBuilder) -> anyhow::Result<()> {
     fill_from(&core.handle, core.projects.db(), project_id, builder)
+}
+
+/// A project's rows, as its search index reads them.
+struct Rows<'a> {
+    host: &'a HostImpl,
+    project_id: i64,
+}
+
+impl ProjectRows for Rows<'_> {
+    fn completed_run(&self) -> Option<String> {
+        let row = self
+            .host
+            .block(self.host.core.projects.db().project(self.project_id));
+        row.ok()
+            .flatten()
+            .filter(|r| r.index_complete)
+            .and_then(|r| r.indexed_at)
+    }
+
+    fn fill(&self, builder: &mut SymbolIndexBuilder) -> anyhow::Result<()> {
+        fill(&self.host.core, self.project_id, builder)
+    }
+
+    fn fill_files(
+        &self,
+        paths: &[String],
+        builder: &mut SymbolIndexBuilder,
+    ) -> anyhow::Result<Vec<i64>> {
+        let mut rows = Vec::new();
+        let ids = self
+            .host
+            .block(self.host.core.projects.db().each_search_row_in(
+                self.project_id,
+                paths,
+                |row| {
+                    rows.push(row);
+                    Ok(())
+                },
+            ))?;
+        for row in rows {
+            builder.add(document(row))?;
+        }
+        Ok(ids)
+    }
 }
 
 /// The indexes of `crates` (all indexed): those not open yet are mapped from disk, or
@@ -276,15 +320,10 @@ impl HostImpl {
                         project.id,
                         &project.root,
                         generation,
-                        || {
-                            // The last completed run, whose kept index may be mapped.
-                            let row = self.block(core.projects.db().project(project.id));
-                            row.ok()
-                                .flatten()
-                                .filter(|r| r.index_complete)
-                                .and_then(|r| r.indexed_at)
+                        &Rows {
+                            host: self,
+                            project_id: project.id,
                         },
-                        |b| fill(core, project.id, b),
                     )
                     .map_err(internal)?;
                 let page = ix

@@ -893,10 +893,10 @@ impl ProjectManager {
         let writer = self.writer(project.id).await;
         let _write = writer.lock().await;
         let rels: Vec<String> = checked.iter().map(|(r, _)| r.clone()).collect();
-        // The kept search index goes before the rows change, and only if they do: a
-        // session's first answers check their files, which have not changed.
-        let report = indexer::refresh_files_with(&self.db, project, &rels, || {
-            self.search.forget_kept_workspace(project.id)
+        // The kept search index learns which files change before their rows do, and only
+        // if they do: a session's first answers check their files, which have not changed.
+        let report = indexer::refresh_files_with(&self.db, project, &rels, |changed| {
+            self.search.note_changes(project.id, changed)
         })
         .await?;
         self.note_refresh(project.id, &report);
