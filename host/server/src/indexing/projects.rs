@@ -1283,6 +1283,8 @@ mod tests {
         std::fs::write(&shape, "pub struct Shape;\npub struct Circle;\n").unwrap();
         let r = pm.refresh(&p, &names(&["src/shape.rs"])).await.unwrap();
         assert_eq!(r.updated, ["src/shape.rs"]);
-        assert!(!kept.exists(), "the rows changed: the kept index is gone");
+        // The rows changed: the kept index stays and lists the file (ADR 0044).
+        let noted = std::fs::read_to_string(kept.join("changed-files")).unwrap();
+        assert!(noted.contains("\"path\":\"src/shape.rs\""), "{noted}");
     }
 }
