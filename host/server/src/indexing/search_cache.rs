@@ -410,39 +410,35 @@ impl SearchCache {
             return Ok(ix.clone());
         }
         let started = Instant::now();
-        let made = match self.kept_with_changes(project_id, root, held.as_deref(), rows)? {
-            Some((index, kept, changed)) => {
-                tracing::info!(
-                    project_id,
-                    generation,
-                    changed_files = changed,
-                    symbols = index.len(),
-                    ms = started.elapsed().as_millis() as u64,
-                    "search index from the kept one and the changed files"
-                );
-                WorkspaceIndex {
-                    root: root.to_string(),
-                    generation,
-                    index,
-                    kept: Some(kept),
-                }
-            }
-            None => {
-                let index = self.build_unkept(project_id, |b| rows.fill(b))?;
-                tracing::info!(
-                    project_id,
-                    generation,
-                    symbols = index.len(),
-                    ms = started.elapsed().as_millis() as u64,
-                    "search index built"
-                );
-                WorkspaceIndex {
-                    root: root.to_string(),
-                    generation,
-                    index: Arc::new(index),
-                    kept: None,
-                }
-            }
+        // A failure there (a read of the changed files' rows) costs only the full build.
+        let from_kept = self
+            .kept_with_changes(project_id, root, held.as_deref(), rows)
+            .unwrap_or_else(|e| {
+                tracing::warn!(project_id, error = %format!("{e:#}"), "the kept search index could not be used");
+                None
+            });
+        let (index, kept, changed_files) = match from_kept {
+            Some((index, kept, changed)) => (index, Some(kept), Some(changed)),
+            None => (
+                Arc::new(self.build_unkept(project_id, |b| rows.fill(b))?),
+                None,
+                None,
+            ),
+        };
+        tracing::info!(
+            project_id,
+            generation,
+            from_kept = kept.is_some(),
+            changed_files,
+            symbols = index.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "search index ready"
+        );
+        let made = WorkspaceIndex {
+            root: root.to_string(),
+            generation,
+            index,
+            kept,
         };
         let made = Arc::new(made);
         *held = Some(made.clone());
