@@ -137,7 +137,8 @@ async fn the_full_profile_lists_19_portable_tools_within_the_size_budget() {
         assert!(t.annotations.is_some(), "{} has no annotations", t.name);
     }
     println!("total {total} chars");
-    assert!(total <= 14_000, "tool definitions take {total} characters");
+    // The evaluation suite's guide for all 19 definitions together (`mcp_eval.py`).
+    assert!(total <= 13_600, "tool definitions take {total} characters");
 
     let instructions = s
         .client

@@ -17,7 +17,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "index_workspace",
             description: "Register a directory as a project and index it. Re-running \
-                re-indexes only changed files. Waits up to `wait_seconds` (default 20), then answers \
+                re-indexes only changed files. Waits up to `wait_seconds`, then answers \
                 `ready`, or `building` with progress (poll get_indexing_status).",
             schema: json!({
                 "type": "object",

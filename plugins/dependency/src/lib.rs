@@ -18,7 +18,7 @@ pub fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec::query(
         "get_crate_outline",
         "Public API of a crate locked in Cargo.lock: its modules with their public types, traits, \
-            functions and constants (line, shortened signature). Default: the locked version; \
+            functions and constants (line, shortened signature). \
             `module` narrows to a module and its submodules.",
         json!({
             "type": "object",

@@ -7,8 +7,8 @@ pub fn tools() -> Vec<ToolSpec> {
     vec![
         ToolSpec::query(
             "trace_call_hierarchy",
-            "Callers (incoming) and/or callees (outgoing) of a function, up to `depth` hops (default 2, \
-                max 5), as a tree: each node has its definition and the call site. Cycles are cut and marked; \
+            "Callers (incoming) and/or callees (outgoing) of a function, up to `depth` hops, as a \
+                tree: each node has its definition and the call site. Cycles are cut and marked; \
                 same-named definitions come back as `ambiguous` candidates. `complete` is false when call \
                 sites are tied by name only or unresolved.",
             json!({
@@ -28,7 +28,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec::query(
             "calculate_blast_radius",
             "What a change may break: transitive callers, implementors, constructors and re-exporters of a \
-                symbol (or of every symbol a file defines, counting only what lies outside it), up to 3 hops, \
+                symbol (or of every symbol a file defines, counting only what lies outside it), \
                 grouped by hop, with the affected files and counts. Needs `symbol` or `file_path`.",
             json!({
                 "type": "object",

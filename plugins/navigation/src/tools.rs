@@ -7,14 +7,13 @@ pub fn tools() -> Vec<ToolSpec> {
     vec![
         ToolSpec::query(
             "resolve_definition",
-            "Where a symbol is defined: qualified name, kind, file, lines, signature, first doc line. \
-                `symbol`: name, `Type::method`, `crate::path::name` or `a.b.name`. Same-named \
+            "Where a symbol is defined: qualified name, kind, file, lines, signature, first doc line. Same-named \
                 definitions come back `ambiguous`, likeliest first. Falls back to locked \
                 dependencies; an unknown name is explained in `notice`.",
             json!({
                 "type": "object",
                 "properties": {
-                    "symbol": {"type": "string", "description": "name, Type::method or path"},
+                    "symbol": {"type": "string", "description": "name, Type::method, crate::path::name or a.b.name"},
                     "file_path": {"type": "string", "description": "only this file's definitions; with line, the file the symbol is written in"},
                     "line": {"type": "integer", "description": "with file_path: resolve the symbol written on this line (precise data when it covers it)"},
                     "offset": {"type": "integer", "description": "paging: first candidate"}
@@ -25,8 +24,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ).guide("what is X", "resolve_definition(symbol): where it is defined"),
         ToolSpec::query(
             "find_references",
-            "Every usage of a symbol, each with the function or type it sits in. `symbol`: name, \
-                `Type::method` or path. view: callers (one per enclosing function, default), files \
+            "Every usage of a symbol, each with the function or type it sits in. view: callers (one per enclosing function, default), files \
                 (counts) or sites (every usage; one tied by its name alone carries `tie`). Same-named \
                 definitions are grouped as `ambiguous`. `complete: true` only when exhaustive.",
             json!({

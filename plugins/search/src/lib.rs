@@ -18,7 +18,7 @@ pub fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec::query(
         "search_symbols",
         "Ranked search for definitions whose exact name you do not know, over the words of names, \
-            module paths, signatures and docs. `query` is free text; `like_symbol` finds symbols \
+            module paths, signatures and docs. `like_symbol` finds symbols \
             similar to one (itself left out). scope_level dependencies searches the crates in \
             Cargo.lock.",
         json!({
