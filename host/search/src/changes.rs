@@ -62,6 +62,13 @@ impl Hidden {
         let mut tokens: HashMap<Field, u64> = HashMap::new();
         for reader in searcher.segment_readers() {
             let keys = reader.fast_fields().u64("key")?;
+            // A kept index's segments each hold a run of keys (rows are added in key
+            // order), so most hold none of an edit's files: their bounds say so without a
+            // look at each document.
+            let (low, high) = (keys.min_value(), keys.max_value());
+            if !sorted.iter().any(|r| r.start <= high && low < r.end) {
+                continue;
+            }
             let hidden: Vec<DocId> = (0..reader.max_doc())
                 .filter(|&d| keys.first(d).is_some_and(inside))
                 .collect();
