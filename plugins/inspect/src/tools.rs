@@ -10,8 +10,8 @@ pub fn tools() -> Vec<ToolSpec> {
             "inspect_symbol",
             "What a symbol is, in one call: kind, location, signature, doc, the start of its source, \
             callers and callees (members for types), reference count and the ADRs that constrain it. \
-            Each capped section names the tool with the rest. Same-named definitions come back as candidates; names not in the project are looked up \
-            in its dependencies.",
+            Each capped section names the tool with the rest. Same-named definitions come back as \
+            candidates; names not in the project are looked up in its dependencies.",
             json!({
                 "type": "object",
                 "properties": {

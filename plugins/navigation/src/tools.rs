@@ -7,8 +7,8 @@ pub fn tools() -> Vec<ToolSpec> {
     vec![
         ToolSpec::query(
             "resolve_definition",
-            "Where a symbol is defined: qualified name, kind, file, lines, signature, first doc line. Same-named \
-                definitions come back `ambiguous`, likeliest first. Falls back to locked \
+            "Where a symbol is defined: qualified name, kind, file, lines, signature, first doc \
+                line. Same-named definitions come back `ambiguous`, likeliest first. Falls back to locked \
                 dependencies; an unknown name is explained in `notice`.",
             json!({
                 "type": "object",
@@ -24,8 +24,8 @@ pub fn tools() -> Vec<ToolSpec> {
         ).guide("what is X", "resolve_definition(symbol): where it is defined"),
         ToolSpec::query(
             "find_references",
-            "Every usage of a symbol, each with the function or type it sits in. view: callers (one per enclosing function, default), files \
-                (counts) or sites (every usage; one tied by its name alone carries `tie`). Same-named \
+            "Every usage of a symbol, each with the function or type it sits in. view: callers \
+                (one per enclosing function, default), files (counts) or sites (every usage; one tied by its name alone carries `tie`). Same-named \
                 definitions are grouped as `ambiguous`. `complete: true` only when exhaustive.",
             json!({
                 "type": "object",
