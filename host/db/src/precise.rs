@@ -503,14 +503,14 @@ impl PreciseWriter {
         }
         insert_rows(
             conn,
-            "INSERT INTO precise_symbol (id, project_id, language, symbol) VALUES ",
+            "INSERT OR FAIL INTO precise_symbol (id, project_id, language, symbol) VALUES ",
             4,
             new_symbols,
         )
         .await?;
         insert_rows(
             conn,
-            "INSERT INTO precise_occurrence (id, project_id, symbol_id, line, col, end_line, \
+            "INSERT OR FAIL INTO precise_occurrence (id, project_id, symbol_id, line, col, end_line, \
              end_col, roles, enclosing_start, enclosing_end) VALUES ",
             OCCURRENCE_COLUMNS,
             values,
@@ -555,6 +555,8 @@ impl PreciseWriter {
 }
 
 /// Inserts `values` (rows of `columns` each) `ROWS_PER_INSERT` rows per statement.
+/// `head` says `INSERT OR FAIL`, as `files::RowInserter`'s do (no statement journal; the
+/// enclosing transaction is what an error rolls back).
 async fn insert_rows(
     conn: &Connection,
     head: &str,
