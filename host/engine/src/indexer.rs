@@ -21,8 +21,21 @@ use crate::safe_fs::{Refused, Root};
 
 /// Files larger than this are not parsed (see [`crate::file_limits`]).
 pub const MAX_FILE_BYTES: u64 = MAX_SOURCE_BYTES;
-/// Files written per transaction at most.
+/// Files written per transaction at most (and parsed files waiting for the writer).
 const WRITE_BATCH: usize = 256;
+/// A bulk load (ADR 0040) commits at least this many rows (definitions and references)
+/// at a time. Every commit writes each page it changed to the WAL and, past turso's
+/// checkpoint threshold, into the file again; the name index takes its rows at random
+/// places, so a commit of a few files rewrites hundreds of pages for a few rows each.
+/// Committing whatever was ready (322 transactions on the monorepo) wrote 31-33 GB
+/// for a 711 MB database; at 100,000 rows 12.5-13.2 GB, and the run took 3-6 % less
+/// (docs/learnings/scale.md, stop 39).
+const BULK_COMMIT_ROWS: usize = 100_000;
+/// Parsed files a bulk load's writer may fall behind by: while it commits 100,000 rows
+/// the parse goes on. With the queue of 256 it stopped, and large commits lost more
+/// than they saved (200,000 rows a commit: 91 s against 75 s). Bounded for memory:
+/// ~20 MB more at the peak on the monorepo.
+const BULK_QUEUE_FILES: usize = 1_024;
 
 /// Progress of a run, shared with status queries.
 #[derive(Debug, Default)]
@@ -538,21 +551,35 @@ async fn run(
         files_removed: removed.len(),
         ..IndexReport::default()
     };
-    // Parse on worker threads and write as files arrive: the writer's transactions
-    // overlap the parsing instead of waiting for all of it.
-    // Bounded, so parsing never runs far ahead of a slower writer (memory).
-    let (sender, mut parsed) = tokio::sync::mpsc::channel(WRITE_BATCH);
-    let workers = parse_workers(extent);
-    let stored_paths: HashSet<String> = stored.keys().cloned().collect();
-    let parsing = tokio::task::spawn_blocking(move || {
-        parse_changed(&root, &files, &stored, &progress, extent, workers, sender)
-    });
     // A large project's first index writes its rows before building the name indexes
     // (ADR 0040); they are built on every way out of the loop.
+    let stored_paths: HashSet<String> = stored.keys().cloned().collect();
     let bulk = extent == Extent::Full
         && stored_paths.is_empty()
         && db.begin_bulk_load(report.files_seen).await?;
-    let written = write_parsed(db, project.id, &mut parsed, &removed, extent, &mut report).await;
+    let commits = if bulk {
+        Commits::bulk()
+    } else {
+        Commits::as_ready()
+    };
+    // Parse on worker threads and write as files arrive: the writer's transactions
+    // overlap the parsing instead of waiting for all of it.
+    // Bounded, so parsing never runs far ahead of a slower writer (memory).
+    let (sender, mut parsed) = tokio::sync::mpsc::channel(commits.queue_files);
+    let workers = parse_workers(extent);
+    let parsing = tokio::task::spawn_blocking(move || {
+        parse_changed(&root, &files, &stored, &progress, extent, workers, sender)
+    });
+    let written = write_parsed(
+        db,
+        project.id,
+        &mut parsed,
+        &removed,
+        extent,
+        commits,
+        &mut report,
+    )
+    .await;
     if bulk {
         let built = db.end_bulk_load().await;
         written?;
@@ -582,25 +609,75 @@ async fn run(
     Ok(report)
 }
 
-/// Writes parsed files as they arrive, whatever is ready (at most [`WRITE_BATCH`]) per
-/// transaction; `removed` files go with the first.
+/// How a run's writer groups parsed files into transactions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Commits {
+    /// Parsed files waiting for the writer, at most.
+    queue_files: usize,
+    /// Files per transaction, at most.
+    max_files: usize,
+    /// Rows a transaction waits for before it commits (0: commits whatever is ready).
+    min_rows: usize,
+}
+
+impl Commits {
+    /// An edit's or a small project's run: whatever is ready, so each file's rows are
+    /// in as soon as the writer gets to them.
+    fn as_ready() -> Self {
+        Commits {
+            queue_files: WRITE_BATCH,
+            max_files: WRITE_BATCH,
+            min_rows: 0,
+        }
+    }
+
+    /// A large first index (nothing answers from it until it is done): few, large
+    /// transactions ([`BULK_COMMIT_ROWS`]).
+    fn bulk() -> Self {
+        Commits {
+            queue_files: BULK_QUEUE_FILES,
+            max_files: BULK_QUEUE_FILES,
+            min_rows: BULK_COMMIT_ROWS,
+        }
+    }
+
+    /// The next transaction's files: the first to arrive, whatever else is ready, and
+    /// more as they come while fewer than `min_rows` rows are held. Empty once every
+    /// file has been taken.
+    async fn next(&self, parsed: &mut tokio::sync::mpsc::Receiver<FileWrite>) -> Vec<FileWrite> {
+        let rows = |w: &FileWrite| w.symbols.len() + w.references.len();
+        let mut writes = Vec::new();
+        let mut held = 0;
+        while writes.len() < self.max_files {
+            let next = if writes.is_empty() || held < self.min_rows {
+                parsed.recv().await
+            } else {
+                parsed.try_recv().ok()
+            };
+            let Some(w) = next else { break };
+            held += rows(&w);
+            writes.push(w);
+        }
+        writes
+    }
+}
+
+/// Writes parsed files as they arrive, grouped into transactions by `commits`; `removed`
+/// files go with the first.
 async fn write_parsed(
     db: &Db,
     project_id: i64,
     parsed: &mut tokio::sync::mpsc::Receiver<FileWrite>,
     removed: &[String],
     extent: Extent,
+    commits: Commits,
     report: &mut IndexReport,
 ) -> Result<()> {
     let mut first_write = true;
-    while let Some(write) = parsed.recv().await {
-        // Whatever else is ready goes into the same transaction.
-        let mut writes = vec![write];
-        while writes.len() < WRITE_BATCH {
-            match parsed.try_recv() {
-                Ok(w) => writes.push(w),
-                Err(_) => break,
-            }
+    loop {
+        let writes = commits.next(parsed).await;
+        if writes.is_empty() {
+            break;
         }
         report.files_parsed += writes.len();
         report.parse_failures += writes.iter().filter(|w| w.parse_errors).count();
@@ -619,6 +696,77 @@ async fn write_parsed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A parsed file of `rows` references.
+    fn parsed(path: &str, rows: usize) -> FileWrite {
+        let site = RefRow {
+            name: "x".into(),
+            kind: "call".into(),
+            line: 1,
+            column: 1,
+            qualifier: None,
+            enclosing_symbol: "demo::f".into(),
+            file_path: String::new(),
+        };
+        FileWrite {
+            path: path.into(),
+            content_hash: "h".into(),
+            size: 1,
+            language: "rust".into(),
+            parse_errors: false,
+            line_count: 1,
+            symbols: Vec::new(),
+            references: vec![site; rows],
+            edges: Vec::new(),
+        }
+    }
+
+    fn paths(writes: &[FileWrite]) -> Vec<&str> {
+        writes.iter().map(|w| w.path.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_bulk_commit_waits_for_its_rows_and_an_edit_takes_what_is_ready() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+        // Whatever is ready, capped at `max_files`; never waiting for more.
+        let ready = Commits {
+            queue_files: 16,
+            max_files: 2,
+            min_rows: 0,
+        };
+        for p in ["a", "b", "c"] {
+            tx.send(parsed(p, 4)).await.unwrap();
+        }
+        assert_eq!(paths(&ready.next(&mut rx).await), ["a", "b"]);
+        assert_eq!(paths(&ready.next(&mut rx).await), ["c"]);
+        // Waits for files still being parsed until it holds `min_rows`, then takes what
+        // else is ready; the last transaction is whatever is left.
+        let bulk = Commits {
+            queue_files: 16,
+            max_files: 8,
+            min_rows: 10,
+        };
+        tx.send(parsed("d", 4)).await.unwrap();
+        let late = tokio::spawn(async move {
+            for p in ["e", "f", "g"] {
+                tokio::task::yield_now().await;
+                tx.send(parsed(p, 4)).await.unwrap();
+            }
+            tx.send(parsed("h", 1)).await.unwrap();
+        });
+        let first = bulk.next(&mut rx).await;
+        assert!(first.len() >= 3, "{:?}", paths(&first));
+        late.await.unwrap();
+        let mut all = paths(&first).join("");
+        loop {
+            let w = bulk.next(&mut rx).await;
+            if w.is_empty() {
+                break;
+            }
+            all.push_str(&paths(&w).join(""));
+        }
+        assert_eq!(all, "defgh");
+    }
 
     #[test]
     fn reads_the_package_name() {
