@@ -565,7 +565,7 @@ async fn run(
     // Parse on worker threads and write as files arrive: the writer's transactions
     // overlap the parsing instead of waiting for all of it.
     // Bounded, so parsing never runs far ahead of a slower writer (memory).
-    let (sender, mut parsed) = tokio::sync::mpsc::channel(commits.queue_files);
+    let (sender, mut parsed) = tokio::sync::mpsc::channel(commits.files);
     let workers = parse_workers(extent);
     let parsing = tokio::task::spawn_blocking(move || {
         parse_changed(&root, &files, &stored, &progress, extent, workers, sender)
@@ -612,10 +612,8 @@ async fn run(
 /// How a run's writer groups parsed files into transactions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Commits {
-    /// Parsed files waiting for the writer, at most.
-    queue_files: usize,
-    /// Files per transaction, at most.
-    max_files: usize,
+    /// Parsed files waiting for the writer, and files per transaction, at most.
+    files: usize,
     /// Rows a transaction waits for before it commits (0: commits whatever is ready).
     min_rows: usize,
 }
@@ -625,8 +623,7 @@ impl Commits {
     /// in as soon as the writer gets to them.
     fn as_ready() -> Self {
         Commits {
-            queue_files: WRITE_BATCH,
-            max_files: WRITE_BATCH,
+            files: WRITE_BATCH,
             min_rows: 0,
         }
     }
@@ -635,8 +632,7 @@ impl Commits {
     /// transactions ([`BULK_COMMIT_ROWS`]).
     fn bulk() -> Self {
         Commits {
-            queue_files: BULK_QUEUE_FILES,
-            max_files: BULK_QUEUE_FILES,
+            files: BULK_QUEUE_FILES,
             min_rows: BULK_COMMIT_ROWS,
         }
     }
@@ -648,7 +644,7 @@ impl Commits {
         let rows = |w: &FileWrite| w.symbols.len() + w.references.len();
         let mut writes = Vec::new();
         let mut held = 0;
-        while writes.len() < self.max_files {
+        while writes.len() < self.files {
             let next = if writes.is_empty() || held < self.min_rows {
                 parsed.recv().await
             } else {
@@ -728,10 +724,9 @@ mod tests {
     #[tokio::test]
     async fn a_bulk_commit_waits_for_its_rows_and_an_edit_takes_what_is_ready() {
         let (tx, mut rx) = tokio::sync::mpsc::channel(16);
-        // Whatever is ready, capped at `max_files`; never waiting for more.
+        // Whatever is ready, capped at `files`; never waiting for more.
         let ready = Commits {
-            queue_files: 16,
-            max_files: 2,
+            files: 2,
             min_rows: 0,
         };
         for p in ["a", "b", "c"] {
@@ -742,8 +737,7 @@ mod tests {
         // Waits for files still being parsed until it holds `min_rows`, then takes what
         // else is ready; the last transaction is whatever is left.
         let bulk = Commits {
-            queue_files: 16,
-            max_files: 8,
+            files: 8,
             min_rows: 10,
         };
         tx.send(parsed("d", 4)).await.unwrap();
