@@ -71,8 +71,13 @@ pub fn escape(root: &Path, raw: &str) -> Result<(), Escape> {
     })
 }
 
-/// `raw` relative to `root` without resolving links: where a file that became a link
-/// out of the root was, so its stale rows can be dropped. `None` if it climbs out.
+/// `raw` relative to `root` without resolving links, by its spelling alone: where a file
+/// that became a link out of the root was, so its stale rows can be dropped; and a path
+/// used only as a key into the index (no file is opened with it). `None` if it climbs
+/// out, holds a NUL byte or names the root itself. No file system call: a router asks
+/// about each of a common name's thousands of definitions, and resolving each path's
+/// links (`project_relative`) was 7 % of a `find_references new` session on the 7.17M-line
+/// monorepo (docs/learnings/scale.md, stop 40).
 pub fn lexical_relative(root: &Path, raw: &str) -> Option<String> {
     let raw = raw.strip_prefix("file://").unwrap_or(raw);
     let joined = if Path::new(raw).is_absolute() {
@@ -108,6 +113,29 @@ pub fn normalize(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_by_its_spelling_never_leaves_the_root() {
+        let root = Path::new("/nonexistent-root/proj");
+        for (raw, want) in [
+            ("src/lib.rs", Some("src/lib.rs")),
+            ("./src/../src/lib.rs", Some("src/lib.rs")),
+            ("/nonexistent-root/proj/src/a.rs", Some("src/a.rs")),
+            ("file:///nonexistent-root/proj/src/a.rs", Some("src/a.rs")),
+            ("../proj2/src/a.rs", None),
+            ("src/../../proj2/a.rs", None),
+            ("/etc/passwd", None),
+            ("/nonexistent-root/proj2/a.rs", None),
+            ("src/\0lib.rs", None),
+            (".", None),
+        ] {
+            assert_eq!(lexical_relative(root, raw).as_deref(), want, "{raw}");
+            if let Some(w) = want {
+                // The same key the checked form gives where no link is involved.
+                assert_eq!(project_relative(root, raw).unwrap(), w, "{raw}");
+            }
+        }
+    }
 
     #[test]
     fn relative_and_absolute_paths_inside_the_root() {

@@ -11,19 +11,25 @@ use scryer_runtime::wit::{
 };
 
 use super::{HostImpl, internal, symbol};
-use crate::call::paths::project_relative;
+use crate::call::paths::lexical_relative;
 use crate::indexing::precise::{LangState, answers};
 
 impl HostImpl {
-    /// The call's project row and `raw` as a path relative to its root.
+    /// The call's project row and `raw` as a path relative to its root, by spelling.
     fn precise_scope(
         &self,
         scope: &CallScope,
         raw: &str,
     ) -> Result<(ProjectRow, String), CallError> {
         let p = self.project(scope)?;
-        let rel = project_relative(std::path::Path::new(&p.root), raw)
-            .map_err(|why| CallError::InvalidArgument(format!("file_path {raw:?}: {why}")))?;
+        // A key into the precise rows, never a file opened: taken by its spelling, with no
+        // file system call (a router asks about each of a common name's definitions).
+        let rel = lexical_relative(std::path::Path::new(&p.root), raw).ok_or_else(|| {
+            CallError::InvalidArgument(format!(
+                "file_path {raw:?}: not a path inside the project root {} (a path relative to it, or absolute under it)",
+                p.root
+            ))
+        })?;
         // Read once a call: a router asks about each of a common name's definitions.
         let row = scope
             .memo
@@ -56,10 +62,29 @@ impl HostImpl {
         }
         let (project, rel) = self.precise_scope(scope, file_path)?;
         let pm = &self.core.projects;
-        let u = self
-            .block(answers::usages_cached(pm, &project, &rel, start_line, name))
-            .map_err(internal)?;
-        let mut u = answers::PreciseUsages::clone(&u);
+        // Whether the file's language has precise data at all is read once a call: a
+        // router asks about each of a common name's definitions, and without it each
+        // costs the same answer worked out again (`new` on the monorepo: 7,139 asked,
+        // 134 ms; docs/learnings/scale.md, stop 40).
+        let unindexed = match answers::precise_language_of(&rel) {
+            Some(language) => {
+                let key = format!("precise-unindexed\0{}\0{}", project.id, language.name());
+                scope.memo.get_or_try(key, || {
+                    self.block(answers::unindexed(pm, &project, language))
+                        .map_err(internal)
+                })?
+            }
+            None => std::sync::Arc::new(None),
+        };
+        let mut u = match unindexed.as_ref() {
+            Some(why) => answers::PreciseUsages::heuristic(why.clone()),
+            None => {
+                let kept = self
+                    .block(answers::usages_cached(pm, &project, &rel, start_line, name))
+                    .map_err(internal)?;
+                answers::PreciseUsages::clone(&kept)
+            }
+        };
         if u.precision != "heuristic" {
             let inactive = self
                 .unresolved_of(&project, &rel, start_line, name)?
