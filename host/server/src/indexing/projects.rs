@@ -208,10 +208,23 @@ async fn cached<V>(
     Ok(values)
 }
 
-/// A usage window at least 1/this of its name's rows is sliced from the whole list
-/// (read once, kept) rather than read from its files alone (ADR 0041); an edge window
-/// likewise (ADR 0042).
+/// A usage window that leaves at most 1/this of its name's rows out is sliced from the
+/// whole list (read once, kept) rather than read from its files alone (ADR 0041); an
+/// edge window likewise (ADR 0042). A smaller one is read from its files and kept as a
+/// window: `into` on the monorepo, a 10,000-row window of 17,078, was read whole (the
+/// rule was "at least a quarter") at 5 µs a row.
 const WINDOW_READ_WHOLE_FRACTION: usize = 4;
+
+/// Whether a window of `wanted` rows of `total` is read as the whole list.
+fn read_whole(wanted: usize, total: usize) -> bool {
+    total.saturating_sub(wanted).saturating_mul(WINDOW_READ_WHOLE_FRACTION) <= total
+}
+
+/// The cache key of a window of `name`'s rows read from its files alone (the whole
+/// list's key is the name; a kind filter's holds `\u{1f}`).
+fn window_key(name: &str, wanted: &Range<usize>) -> String {
+    format!("{name}\u{1e}{}..{}", wanted.start, wanted.end)
+}
 
 /// A read of some kinds of a name's rows goes to the files holding them alone when they
 /// are at most 1/this of the files using the name (else one read over the name index).
@@ -468,18 +481,21 @@ impl ProjectManager {
         // A window of a fair part of the rows (`into` on the monorepo: 10,000 of 17,470)
         // is sliced from the whole, read once and kept for the next calls; reading the
         // window's files each call would cost about as much every time.
-        if wanted.len().saturating_mul(WINDOW_READ_WHOLE_FRACTION) >= total {
+        if read_whole(wanted.len(), total) {
             let all = self.references_to_name(project_id, name).await?;
             let n = all.len();
             return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
         }
         let (files, first) = files_over(uses.iter().map(|u| (u.file_id, u.rows as usize)), &wanted);
-        let rows = self
-            .db
-            .references_in_files(project_id, name, &files)
-            .await?;
+        let rows = cached(
+            &self.usages,
+            at,
+            window_key(name, &wanted),
+            self.db.references_in_files(project_id, name, &files),
+        )
+        .await?;
         let window = within(wanted, first, rows.len());
-        Ok((Arc::new(rows), window))
+        Ok((rows, window))
     }
 
     /// A window of the call edges to `name` (stored edges and call references, ordered by
@@ -520,7 +536,7 @@ impl ProjectManager {
         let total: usize = per_file.iter().map(|&(_, n)| n).sum();
         let wanted = take(total);
         let rule = scryer_engine::lang::call_edge_kind;
-        if wanted.len().saturating_mul(WINDOW_READ_WHOLE_FRACTION) >= total {
+        if read_whole(wanted.len(), total) {
             // The whole list, as `edges_to` reads it but with the stored edges already
             // read: them first (at one position the extractor's edge comes first), then
             // the calls, in one order.
@@ -535,20 +551,24 @@ impl ProjectManager {
             return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
         }
         let (files, first) = files_over(per_file, &wanted);
-        // Stored edges first: at one position the extractor's edge comes first.
-        let mut rows: Vec<EdgeRow> = stored
-            .into_iter()
-            .filter(|(file, _)| files.contains(file))
-            .map(|(_, e)| e)
-            .collect();
-        rows.extend(
-            self.db
-                .call_edges_in_files(project_id, name, &files, rule)
-                .await?,
-        );
-        scryer_db::sort_edges(&mut rows);
+        let rows = cached(&self.edges, at, window_key(name, &wanted), async {
+            // Stored edges first: at one position the extractor's edge comes first.
+            let mut rows: Vec<EdgeRow> = stored
+                .into_iter()
+                .filter(|(file, _)| files.contains(file))
+                .map(|(_, e)| e)
+                .collect();
+            rows.extend(
+                self.db
+                    .call_edges_in_files(project_id, name, &files, rule)
+                    .await?,
+            );
+            scryer_db::sort_edges(&mut rows);
+            Ok(rows)
+        })
+        .await?;
         let window = within(wanted, first, rows.len());
-        Ok((Arc::new(rows), window))
+        Ok((rows, window))
     }
 
     /// How many usage rows `name` has: off its cached rows, else off the name index.
@@ -1185,7 +1205,7 @@ mod tests {
     {
         for start in 0..whole.len() {
             for len in 0..whole.len() - start {
-                if len * WINDOW_READ_WHOLE_FRACTION >= whole.len() {
+                if read_whole(len, whole.len()) {
                     break;
                 }
                 let (told, _, rows) = read(Some(start..start + len)).await;
