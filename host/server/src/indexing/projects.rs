@@ -217,7 +217,10 @@ const WINDOW_READ_WHOLE_FRACTION: usize = 4;
 
 /// Whether a window of `wanted` rows of `total` is read as the whole list.
 fn read_whole(wanted: usize, total: usize) -> bool {
-    total.saturating_sub(wanted).saturating_mul(WINDOW_READ_WHOLE_FRACTION) <= total
+    total
+        .saturating_sub(wanted)
+        .saturating_mul(WINDOW_READ_WHOLE_FRACTION)
+        <= total
 }
 
 /// The cache key of a window of `name`'s rows read from its files alone (the whole
@@ -1101,23 +1104,24 @@ mod tests {
             2
         );
     }
-    #[tokio::test]
-    async fn a_window_read_from_its_files_alone_is_that_slice_of_the_whole() {
-        let dir = tempfile::tempdir().unwrap();
-        let (pm, p) = indexed(dir.path()).await;
-        // Added later, so their ids do not follow path order: `aa` sorts first.
+    /// Three more files using `Shape`, added after the first index, so their ids do not
+    /// follow path order (`aa` sorts first).
+    async fn shape_used_in_three_more_files(dir: &Path, pm: &ProjectManager, p: &ProjectRow) {
         for (file, uses) in [("src/zz.rs", 9), ("src/aa.rs", 7), ("src/mm.rs", 3)] {
             let body: String = (0..uses)
                 .map(|i| format!("pub fn f{i}() -> Shape {{ Shape }}\n"))
                 .collect();
-            std::fs::write(
-                dir.path().join(file),
-                format!("use crate::shape::Shape;\n{body}"),
-            )
-            .unwrap();
+            std::fs::write(dir.join(file), format!("use crate::shape::Shape;\n{body}")).unwrap();
         }
         let added = names(&["src/zz.rs", "src/aa.rs", "src/mm.rs"]);
-        pm.refresh(&p, &added).await.unwrap();
+        pm.refresh(p, &added).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_window_read_from_its_files_alone_is_that_slice_of_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pm, p) = indexed(dir.path()).await;
+        shape_used_in_three_more_files(dir.path(), &pm, &p).await;
         let at = |rows: &[RefRow]| -> Vec<(String, u32, u32)> {
             rows.iter()
                 .map(|r| (r.file_path.clone(), r.line, r.column))
@@ -1138,6 +1142,44 @@ mod tests {
             (told, rows.len(), at(&rows[window]))
         })
         .await;
+    }
+
+    /// A window read from its files alone is kept: the same window again is the rows
+    /// read before; another window is read on its own; after an edit nothing kept is
+    /// served.
+    #[tokio::test]
+    async fn a_window_read_from_its_files_is_kept_until_the_index_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pm, p) = indexed(dir.path()).await;
+        shape_used_in_three_more_files(dir.path(), &pm, &p).await;
+        let read = |wanted: Range<usize>| {
+            let pm = &pm;
+            async move {
+                pm.usage_window(p.id, "Shape", |total| {
+                    assert!(!read_whole(wanted.len(), total), "{wanted:?} of {total}");
+                    wanted
+                })
+                .await
+                .unwrap()
+            }
+        };
+        let (first, window) = read(1..4).await;
+        let (again, same) = read(1..4).await;
+        assert!(Arc::ptr_eq(&first, &again), "kept, not read again");
+        assert_eq!(window, same);
+        let (other, _) = read(20..24).await;
+        assert!(!Arc::ptr_eq(&first, &other));
+        std::fs::write(
+            dir.path().join("src/mm.rs"),
+            "use crate::shape::Shape;\npub fn g() -> Shape { Shape }\n",
+        )
+        .unwrap();
+        pm.refresh(&p, &names(&["src/mm.rs"])).await.unwrap();
+        let (after, _) = read(1..4).await;
+        assert!(
+            !Arc::ptr_eq(&first, &after),
+            "an edit retires the kept window"
+        );
     }
 
     #[tokio::test]

@@ -20,8 +20,8 @@ use scryer_db::{PRECISE_ROLE_DEFINITION, PreciseHit, ProjectRow, RefRow, SymbolR
 use scryer_engine::precise::scip_read::{LOCAL, ROLE_IMPORT, ROLE_WRITE, symbol_name};
 use scryer_engine::precise::{PreciseLanguage, PreciseMode};
 
-use super::{LangState, PreciseService};
 use super::symbols::Symbols;
+use super::{LangState, PreciseService};
 use crate::indexing::projects::ProjectManager;
 
 /// A file whose precise data does not apply.
@@ -102,7 +102,11 @@ impl PreciseService {
             Some(state) => state,
             None => {
                 let status = self.status(project_id, index_generation).await;
-                match status.languages.into_iter().find(|l| l.language == language) {
+                match status
+                    .languages
+                    .into_iter()
+                    .find(|l| l.language == language)
+                {
                     Some(l) => l.state,
                     None => return status.state,
                 }
@@ -282,9 +286,12 @@ pub async fn unindexed(
     let generation = pm.generation(project.id);
     // The stored runs say whether there is a complete one; the freshness of every file
     // (a read of all of them: 26 ms on the monorepo) is worked out only when there is.
-    let complete = service.db().precise_runs(project.id).await?.iter().any(|r| {
-        r.complete && PreciseLanguage::named(&r.language) == Some(language)
-    });
+    let complete = service
+        .db()
+        .precise_runs(project.id)
+        .await?
+        .iter()
+        .any(|r| r.complete && PreciseLanguage::named(&r.language) == Some(language));
     Ok(match complete {
         true => None,
         false => Some(no_index(service, project.id, language, generation).await),
