@@ -481,9 +481,9 @@ impl ProjectManager {
         let uses = self.uses_per_file(at, name).await?;
         let total: usize = uses.iter().map(|u| u.rows as usize).sum();
         let wanted = take(total);
-        // A window of a fair part of the rows (`into` on the monorepo: 10,000 of 17,470)
-        // is sliced from the whole, read once and kept for the next calls; reading the
-        // window's files each call would cost about as much every time.
+        // A window of nearly all the rows is sliced from the whole, read once and kept;
+        // a smaller one (`into` on the monorepo: 10,000 of 17,078) is read from its files
+        // and kept under its range (`read_whole`).
         if read_whole(wanted.len(), total) {
             let all = self.references_to_name(project_id, name).await?;
             let n = all.len();
