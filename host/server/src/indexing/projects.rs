@@ -1220,6 +1220,10 @@ mod tests {
         assert_eq!(whole.len(), 16, "{whole:?}");
         assert_eq!(kinds.len(), 2, "stored edges and calls: {kinds:?}");
         let pm = &pm;
+        // A window read from its files is kept: the same window again is those rows.
+        let (first, _) = pm.edge_window(p.id, "Draw", |_| 1..3).await.unwrap();
+        let (again, _) = pm.edge_window(p.id, "Draw", |_| 1..3).await.unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "kept, not read again");
         every_window_is_its_slice_of_the_whole(&whole, move |wanted| async move {
             let mut told = 0;
             let (rows, window) = pm
