@@ -213,3 +213,44 @@ async fn indexing_onto_a_full_disk_fails_cleanly_and_resumes_when_space_returns(
     assert!(hits.to_string().contains("f_399_19"), "{hits}");
     client.stop().await;
 }
+
+/// The end of a run that failed because the disk is full cannot always be written to that
+/// disk: the failure is then kept in memory, and the project's row says it until the
+/// next run starts, instead of reading as a run that never ended.
+#[tokio::test]
+async fn a_run_failure_the_full_disk_cannot_hold_is_still_reported() {
+    let Some(disk) = Mount::new("2m") else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let db = scryer_db::Db::open(&disk.dir.join("index.db"))
+        .await
+        .unwrap();
+    let project = db
+        .register_project(root.to_str().unwrap(), None)
+        .await
+        .unwrap();
+    db.start_index_run(project.id).await.unwrap();
+    let filler = disk.fill();
+    let failure =
+        "the disk is full (no storage space); free some space and run index_workspace again";
+    let written = db.finish_index_run(project.id, 5, Some(failure)).await;
+    assert!(written.is_err(), "the run's end was written to a full disk");
+    let row = db.project(project.id).await.unwrap().unwrap();
+    assert_eq!(row.last_error.as_deref(), Some(failure));
+    assert!(!row.index_complete);
+    let listed = db.projects().await.unwrap();
+    assert_eq!(listed[0].last_error.as_deref(), Some(failure));
+
+    std::fs::remove_file(filler).unwrap();
+    db.start_index_run(project.id).await.unwrap();
+    let row = db.project(project.id).await.unwrap().unwrap();
+    assert_eq!(
+        row.last_error, None,
+        "a new run still shows the old failure"
+    );
+    db.finish_index_run(project.id, 5, None).await.unwrap();
+    let row = db.project(project.id).await.unwrap().unwrap();
+    assert!(row.index_complete && row.last_error.is_none(), "{row:?}");
+}

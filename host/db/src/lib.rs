@@ -67,6 +67,9 @@ pub struct Db {
     /// Bulk loads running (`bulk`): the first drops the deferred indexes, the last
     /// builds them.
     bulk_loads: Arc<tokio::sync::Mutex<usize>>,
+    /// Index runs' failures that could not be written (the disk was full), by project:
+    /// every project row read shows them until the project's next run starts.
+    unrecorded_failures: Arc<Mutex<std::collections::HashMap<i64, String>>>,
 }
 
 /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back on error.
@@ -76,10 +79,14 @@ pub(crate) async fn in_transaction<T>(
 ) -> Result<T> {
     conn.execute("BEGIN IMMEDIATE", ()).await?;
     match body(conn).await {
-        Ok(v) => {
-            conn.execute("COMMIT", ()).await?;
-            Ok(v)
-        }
+        Ok(v) => match conn.execute("COMMIT", ()).await {
+            Ok(_) => Ok(v),
+            Err(e) => {
+                // A commit that failed (a full disk) may leave the transaction open.
+                let _ = conn.execute("ROLLBACK", ()).await;
+                Err(e.into())
+            }
+        },
         Err(e) => {
             let _ = conn.execute("ROLLBACK", ()).await;
             Err(e)
@@ -212,6 +219,7 @@ impl Db {
             path: path.to_path_buf(),
             readers: Arc::default(),
             bulk_loads: Arc::default(),
+            unrecorded_failures: Arc::default(),
         };
         db.migrate().await?;
         Ok(db)

@@ -68,7 +68,7 @@ impl Db {
             .await?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().await? {
-            out.push(project_from(&row)?);
+            out.push(self.as_known(project_from(&row)?));
         }
         Ok(out)
     }
@@ -82,7 +82,7 @@ impl Db {
             )
             .await?;
         match rows.next().await? {
-            Some(row) => Ok(Some(project_from(&row)?)),
+            Some(row) => Ok(Some(self.as_known(project_from(&row)?))),
             None => Ok(None),
         }
     }
@@ -169,7 +169,7 @@ impl Db {
             )
             .await?;
         match rows.next().await? {
-            Some(row) => Ok(Some(project_from(&row)?)),
+            Some(row) => Ok(Some(self.as_known(project_from(&row)?))),
             None => Ok(None),
         }
     }
@@ -186,6 +186,7 @@ impl Db {
     /// Marks the start of an index run: answers must not claim completeness until
     /// [`Db::finish_index_run`].
     pub async fn start_index_run(&self, project_id: i64) -> Result<()> {
+        self.unrecorded().remove(&project_id);
         let conn = self.connect().await?;
         conn.execute(
             "UPDATE project SET index_complete = 0 WHERE id = ?1",
@@ -195,7 +196,29 @@ impl Db {
         Ok(())
     }
 
+    /// Marks the end of an index run, with its failure if it failed. A failure that
+    /// cannot be written (the disk that failed the run is still full) is kept in memory
+    /// instead and shown in the project's rows ([`Db::project`]) until its next run
+    /// starts: a failed run never reads as one still going.
     pub async fn finish_index_run(
+        &self,
+        project_id: i64,
+        elapsed_ms: i64,
+        error: Option<&str>,
+    ) -> Result<()> {
+        let written = self.write_run_end(project_id, elapsed_ms, error).await;
+        match (&written, error) {
+            (Err(_), Some(e)) => {
+                self.unrecorded().insert(project_id, e.to_string());
+            }
+            _ => {
+                self.unrecorded().remove(&project_id);
+            }
+        }
+        written
+    }
+
+    async fn write_run_end(
         &self,
         project_id: i64,
         elapsed_ms: i64,
@@ -214,6 +237,22 @@ impl Db {
         )
         .await?;
         Ok(())
+    }
+
+    fn unrecorded(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<i64, String>> {
+        self.unrecorded_failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `row` with its run's failure when that could not be written.
+    fn as_known(&self, mut row: ProjectRow) -> ProjectRow {
+        if row.last_error.is_none()
+            && let Some(e) = self.unrecorded().get(&row.id)
+        {
+            row.last_error = Some(e.clone());
+        }
+        row
     }
 
     /// Forgets a project: its row and everything indexed for it, in one transaction.
