@@ -348,12 +348,7 @@ mod tests {
 
     #[tokio::test]
     async fn edges_read_by_direction_and_go_with_their_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
-        let p = db
-            .register_project("/work/demo", Some("demo"))
-            .await
-            .unwrap();
+        let (_dir, db, p) = crate::test_rows::demo_project().await;
         let other = db
             .register_project("/work/other", Some("other"))
             .await

@@ -213,6 +213,10 @@ impl Db {
         writes: &[FileWrite],
         removed: &[String],
     ) -> Result<()> {
+        // The project's records of names defined thousands of times go first: they are
+        // written again only at the end of a full run (`dense`).
+        conn.execute(crate::dense::DROP_RECORDS, (project_id,))
+            .await?;
         let stored = Self::remove_and_find(conn, project_id, writes, removed).await?;
         let mut ins_file = conn
             .prepare(
@@ -601,12 +605,7 @@ mod tests {
     /// the write is what takes them back, with every other file of the write.
     #[tokio::test]
     async fn a_write_that_fails_halfway_leaves_nothing_of_itself() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
-        let p = db
-            .register_project("/work/demo", Some("demo"))
-            .await
-            .unwrap();
+        let (_dir, db, p) = crate::test_rows::demo_project().await;
         let kept = write(
             "src/a.rs",
             "ha",
@@ -660,12 +659,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_file_round_trips_and_rewriting_replaces_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
-        let p = db
-            .register_project("/work/demo", Some("demo"))
-            .await
-            .unwrap();
+        let (_dir, db, p) = crate::test_rows::demo_project().await;
         assert_eq!(p.slug, "demo");
         assert!(!p.index_complete);
         db.write_files(
@@ -733,12 +727,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_rewrite_keeps_unchanged_rows_and_replaces_only_the_difference() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&dir.path().join("index.db")).await.unwrap();
-        let p = db
-            .register_project("/work/demo", Some("demo"))
-            .await
-            .unwrap();
+        let (_dir, db, p) = crate::test_rows::demo_project().await;
         let refs = |lines: &[u32]| lines.iter().map(|&l| reference("a", l)).collect();
         // Twins on line 3 (the same name twice), one use on 7, three further down.
         let file = |hash, lines: &[u32]| write("src/lib.rs", hash, vec![sym("a", 1)], refs(lines));

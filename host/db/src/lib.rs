@@ -4,7 +4,8 @@
 //! helpers every table family shares; each family's `impl Db` is in its own module:
 //! `projects` (the registry), `files` (source files and writing their rows),
 //! `symbols` (reading definitions and usages), `edges`, `search_rows`, `deps`,
-//! `precise`, `decisions`, `telemetry`; `damage` keeps a damaged file aside.
+//! `precise`, `decisions`, `telemetry`; `dense` keeps the definitions of a name defined
+//! thousands of times as one record; `damage` keeps a damaged file aside.
 //!
 //! Architecture invariant: this is the only crate that writes SQL. Everything above it
 //! speaks in the row types defined here.
@@ -14,6 +15,7 @@
 mod bulk;
 mod damage;
 mod decisions;
+mod dense;
 mod deps;
 mod edges;
 mod file_rows;
@@ -34,6 +36,7 @@ mod test_rows;
 pub use bulk::BULK_LOAD_MIN_FILES;
 pub use damage::{NOTE_SUFFIX, SetAside, kept_aside, seal_clean_exit};
 pub use decisions::*;
+pub use dense::DENSE_MIN_DEFINITIONS;
 pub use deps::*;
 pub use edges::*;
 pub use file_rows::keys_of_file;

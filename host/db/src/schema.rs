@@ -146,5 +146,6 @@ pub fn all_statements() -> impl Iterator<Item = &'static str> {
         .chain(crate::decisions::SCHEMA)
         .chain(crate::telemetry::SCHEMA)
         .chain(crate::precise::SCHEMA)
+        .chain(crate::dense::SCHEMA)
         .copied()
 }

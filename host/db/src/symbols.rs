@@ -7,7 +7,7 @@ use crate::split_read::SplitRead;
 use crate::{Db, col, file_rows, int, ref_kinds, text};
 
 /// A definition as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SymbolRow {
     pub name: String,
     pub kind: String,
@@ -71,8 +71,22 @@ pub(crate) fn symbol_from(row: &turso::Row) -> Result<SymbolRow> {
 }
 
 impl Db {
-    /// A common name's definitions are read on two connections at once (`split_read`).
+    /// A name's definitions in file, then line order: its record when it has one
+    /// (`dense`), else its rows.
     pub async fn symbols_by_name(&self, project_id: i64, name: &str) -> Result<Vec<SymbolRow>> {
+        if let Some(rows) = self.dense_definitions(project_id, name).await? {
+            return Ok(rows);
+        }
+        self.symbols_row_by_row(project_id, name).await
+    }
+
+    /// [`Db::symbols_by_name`] from the rows. A common name's are read on two connections
+    /// at once (`split_read`).
+    pub(crate) async fn symbols_row_by_row(
+        &self,
+        project_id: i64,
+        name: &str,
+    ) -> Result<Vec<SymbolRow>> {
         let read = SplitRead {
             ids_sql: "SELECT s.id FROM symbol s WHERE s.project_id = ?1 AND s.name = ?2".into(),
             rows_sql: format!(

@@ -19,6 +19,18 @@ pub(crate) fn sym(name: &str, line: u32) -> SymbolRow {
     }
 }
 
+/// A fresh database in a temporary directory (kept while the returned guard lives), with
+/// project `demo` registered at `/work/demo`.
+pub(crate) async fn demo_project() -> (tempfile::TempDir, Db, crate::ProjectRow) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(&dir.path().join("index.db")).await.unwrap();
+    let p = db
+        .register_project("/work/demo", Some("demo"))
+        .await
+        .unwrap();
+    (dir, db, p)
+}
+
 pub(crate) fn write(
     path: &str,
     hash: &str,

@@ -486,6 +486,9 @@ pub async fn index_project_as(
     let root = PathBuf::from(&project.root);
     db.start_index_run(project.id).await?;
     let result = run(db, project, &root, progress, extent).await;
+    if result.is_ok() && extent == Extent::Full {
+        write_dense_definitions(db, project).await;
+    }
     let elapsed_ms = started.elapsed().as_millis() as u64;
     match result {
         Ok(mut report) => {
@@ -501,6 +504,28 @@ pub async fn index_project_as(
                 .await;
             Err(e)
         }
+    }
+}
+
+/// Writes the records of the names the project defines thousands of times (ADR 0048).
+/// They only make reads faster: a failure is logged, and those names are read row by row.
+async fn write_dense_definitions(db: &Db, project: &ProjectRow) {
+    let started = Instant::now();
+    match db
+        .write_dense_definitions(project.id, scryer_db::DENSE_MIN_DEFINITIONS)
+        .await
+    {
+        Ok(names) => tracing::info!(
+            project = %project.slug,
+            names,
+            ms = started.elapsed().as_millis() as u64,
+            "dense definitions written"
+        ),
+        Err(e) => tracing::warn!(
+            project = %project.slug,
+            error = %format!("{e:#}"),
+            "dense definitions not written; those names are read row by row"
+        ),
     }
 }
 

@@ -1,0 +1,149 @@
+//! A name defined thousands of times keeps its definitions as one record (ADR 0048).
+//!
+//! `new` on the 7.17M-line monorepo has 7,531 definitions on about as many pages of
+//! `symbol`. Read row by row, they took 32-88 ms of a first call about it, almost all of
+//! it random page reads (docs/learnings/scale.md, stop 41). A full index run writes the
+//! definitions of each name with at least [`DENSE_MIN_DEFINITIONS`], in
+//! [`Db::symbols_by_name`]'s order, as one JSON record, and reads take the record when
+//! there is one.
+//!
+//! Architecture invariant: a record is never stale. Every write of a project's files
+//! (`write_files`: refreshes, re-index runs) drops all of the project's records in its own
+//! transaction, and only the end of a full run writes them again, under the write lock,
+//! from the rows as they are then. Until then the names are read row by row.
+
+use anyhow::Result;
+
+use crate::{Db, SymbolRow, col, in_transaction, text};
+
+pub(crate) const SCHEMA: &[&str] = &["CREATE TABLE IF NOT EXISTS dense_definition (
+        project_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        rows TEXT NOT NULL,
+        PRIMARY KEY (project_id, name)
+    )"];
+
+/// Definitions a name needs for a record. On the monorepo, `new`, `fmt`, `from`,
+/// `default` and a few more have thousands; a name with fewer is read row by row in a few
+/// milliseconds.
+pub const DENSE_MIN_DEFINITIONS: usize = 1_000;
+
+/// Drops a project's records: every write of its files does, first.
+pub(crate) const DROP_RECORDS: &str = "DELETE FROM dense_definition WHERE project_id = ?1";
+
+impl Db {
+    /// Writes the records of project `project_id`'s names with at least `min`
+    /// definitions, replacing all its records, in one transaction. Returns how many.
+    pub async fn write_dense_definitions(&self, project_id: i64, min: usize) -> Result<usize> {
+        let conn = self.connect().await?;
+        // Taking the write lock first: no file of the project changes between the rows
+        // read here and the records written.
+        in_transaction(&conn, async |conn| {
+            conn.execute(DROP_RECORDS, (project_id,)).await?;
+            let mut rows = conn
+                .query(
+                    "SELECT name FROM symbol WHERE project_id = ?1 GROUP BY name HAVING count(*) >= ?2",
+                    (project_id, min as i64),
+                )
+                .await?;
+            let mut names = Vec::new();
+            while let Some(row) = rows.next().await? {
+                if let Some(name) = text(col(&row, 0)?) {
+                    names.push(name);
+                }
+            }
+            drop(rows);
+            for name in &names {
+                let defs = self.symbols_row_by_row(project_id, name).await?;
+                conn.execute(
+                    "INSERT INTO dense_definition (project_id, name, rows) VALUES (?1, ?2, ?3)",
+                    (project_id, name.as_str(), serde_json::to_string(&defs)?),
+                )
+                .await?;
+            }
+            Ok(names.len())
+        })
+        .await
+    }
+
+    /// The record of `name`'s definitions in project `project_id`, if it has one.
+    pub(crate) async fn dense_definitions(
+        &self,
+        project_id: i64,
+        name: &str,
+    ) -> Result<Option<Vec<SymbolRow>>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                "SELECT rows FROM dense_definition WHERE project_id = ?1 AND name = ?2",
+                (project_id, name),
+            )
+            .await?;
+        let Some(row) = rows.next().await? else {
+            return Ok(None);
+        };
+        let json = text(col(&row, 0)?).unwrap_or_default();
+        Ok(Some(serde_json::from_str(&json)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rows::{sym, write};
+
+    async fn records(db: &Db) -> usize {
+        let conn = db.connect().await.unwrap();
+        let mut rows = conn
+            .query("SELECT count(*) FROM dense_definition", ())
+            .await
+            .unwrap();
+        let row = rows.next().await.unwrap().unwrap();
+        crate::int(col(&row, 0).unwrap()).unwrap() as usize
+    }
+
+    #[tokio::test]
+    async fn a_record_holds_what_the_rows_hold_and_any_write_drops_it() {
+        let (_dir, db, p) = crate::test_rows::demo_project().await;
+        // `new` three times in each of three files (9); `run` once in each (3).
+        let mut writes = Vec::new();
+        for f in ["c.rs", "a.rs", "b.rs"] {
+            let mut syms: Vec<SymbolRow> = (0..3).map(|i| sym("new", 10 * i + 1)).collect();
+            syms[1].docstring = Some(format!("Makes one, in {f}.\n\nWith \"quotes\" and ✓."));
+            syms[2].owner = Some("Shape".into());
+            syms.push(sym("run", 40));
+            writes.push(write(f, f, syms, Vec::new()));
+        }
+        db.write_files(p.id, &writes, &[]).await.unwrap();
+        let by_rows = db.symbols_by_name(p.id, "new").await.unwrap();
+        assert_eq!(by_rows.len(), 9);
+
+        assert_eq!(db.write_dense_definitions(p.id, 4).await.unwrap(), 1);
+        assert_eq!(records(&db).await, 1, "only `new` has four definitions");
+        let kept = db.dense_definitions(p.id, "new").await.unwrap();
+        assert_eq!(kept.as_ref(), Some(&by_rows));
+        assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap(), by_rows);
+        assert_eq!(db.dense_definitions(p.id, "run").await.unwrap(), None);
+
+        // An edit of one file drops every record; the rows answer, with the edit.
+        let edited = write("a.rs", "a2", vec![sym("new", 5)], Vec::new());
+        db.write_files(p.id, &[edited], &[]).await.unwrap();
+        assert_eq!(records(&db).await, 0);
+        let after = db.symbols_by_name(p.id, "new").await.unwrap();
+        assert_eq!(after.len(), 7, "{after:?}");
+        assert!(
+            after
+                .iter()
+                .any(|s| s.file_path == "a.rs" && s.start_line == 5)
+        );
+
+        // Written again, then a file removed: dropped again.
+        assert_eq!(db.write_dense_definitions(p.id, 4).await.unwrap(), 1);
+        assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap(), after);
+        db.write_files(p.id, &[], &["b.rs".to_string()])
+            .await
+            .unwrap();
+        assert_eq!(records(&db).await, 0);
+        assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap().len(), 4);
+    }
+}
