@@ -66,7 +66,9 @@ impl Db {
         .await
     }
 
-    /// The record of `name`'s definitions in project `project_id`, if it has one.
+    /// The record of `name`'s definitions in project `project_id`, if it has one that
+    /// reads. One that does not (written by a build whose rows had other fields) is
+    /// logged and passed over: the rows answer, until the next full run rewrites it.
     pub(crate) async fn dense_definitions(
         &self,
         project_id: i64,
@@ -83,7 +85,13 @@ impl Db {
             return Ok(None);
         };
         let json = text(col(&row, 0)?).unwrap_or_default();
-        Ok(Some(serde_json::from_str(&json)?))
+        match serde_json::from_str(&json) {
+            Ok(rows) => Ok(Some(rows)),
+            Err(e) => {
+                tracing::warn!(project_id, name, error = %e, "a definitions record that does not read is passed over");
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -124,6 +132,16 @@ mod tests {
         assert_eq!(kept.as_ref(), Some(&by_rows));
         assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap(), by_rows);
         assert_eq!(db.dense_definitions(p.id, "run").await.unwrap(), None);
+
+        // A record that does not read (another build's fields) is passed over.
+        let conn = db.connect().await.unwrap();
+        conn.execute(
+            "UPDATE dense_definition SET rows = '[{\"name\":\"new\"}]' WHERE name = 'new'",
+            (),
+        )
+        .await
+        .unwrap();
+        assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap(), by_rows);
 
         // An edit of one file drops every record; the rows answer, with the edit.
         let edited = write("a.rs", "a2", vec![sym("new", 5)], Vec::new());
