@@ -66,6 +66,18 @@ impl Db {
         .await
     }
 
+    /// Whether project `project_id` has any record.
+    pub async fn has_dense_definitions(&self, project_id: i64) -> Result<bool> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query(
+                "SELECT 1 FROM dense_definition WHERE project_id = ?1 LIMIT 1",
+                (project_id,),
+            )
+            .await?;
+        Ok(rows.next().await?.is_some())
+    }
+
     /// The record of `name`'s definitions in project `project_id`, if it has one that
     /// reads. One that does not (written by a build whose rows had other fields) is
     /// logged and passed over: the rows answer, until the next full run rewrites it.
@@ -126,8 +138,10 @@ mod tests {
         let by_rows = db.symbols_by_name(p.id, "new").await.unwrap();
         assert_eq!(by_rows.len(), 9);
 
+        assert!(!db.has_dense_definitions(p.id).await.unwrap());
         assert_eq!(db.write_dense_definitions(p.id, 4).await.unwrap(), 1);
         assert_eq!(records(&db).await, 1, "only `new` has four definitions");
+        assert!(db.has_dense_definitions(p.id).await.unwrap());
         let kept = db.dense_definitions(p.id, "new").await.unwrap();
         assert_eq!(kept.as_ref(), Some(&by_rows));
         assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap(), by_rows);
@@ -147,6 +161,7 @@ mod tests {
         let edited = write("a.rs", "a2", vec![sym("new", 5)], Vec::new());
         db.write_files(p.id, &[edited], &[]).await.unwrap();
         assert_eq!(records(&db).await, 0);
+        assert!(!db.has_dense_definitions(p.id).await.unwrap());
         let after = db.symbols_by_name(p.id, "new").await.unwrap();
         assert_eq!(after.len(), 7, "{after:?}");
         assert!(

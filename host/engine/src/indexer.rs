@@ -486,8 +486,10 @@ pub async fn index_project_as(
     let root = PathBuf::from(&project.root);
     db.start_index_run(project.id).await?;
     let result = run(db, project, &root, progress, extent).await;
-    if result.is_ok() && extent == Extent::Full {
-        write_dense_definitions(db, project).await;
+    if let Ok(report) = &result
+        && extent == Extent::Full
+    {
+        write_dense_definitions(db, project, report).await;
     }
     let elapsed_ms = started.elapsed().as_millis() as u64;
     match result {
@@ -509,7 +511,13 @@ pub async fn index_project_as(
 
 /// Writes the records of the names the project defines thousands of times (ADR 0048).
 /// They only make reads faster: a failure is logged, and those names are read row by row.
-async fn write_dense_definitions(db: &Db, project: &ProjectRow) {
+/// A run that wrote nothing leaves records that are there as they are: no write dropped
+/// them, so they still hold the rows (the monorepo's took 398 ms to write).
+async fn write_dense_definitions(db: &Db, project: &ProjectRow, report: &IndexReport) {
+    let wrote = report.files_parsed > 0 || report.files_removed > 0;
+    if !wrote && db.has_dense_definitions(project.id).await.unwrap_or(false) {
+        return;
+    }
     let started = Instant::now();
     match db
         .write_dense_definitions(project.id, scryer_db::DENSE_MIN_DEFINITIONS)
