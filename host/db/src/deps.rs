@@ -13,7 +13,7 @@ use turso::{Connection, Value};
 
 use crate::{
     Db, PROJECT_COLUMNS, ProjectRow, SYMBOL_COLUMNS, SymbolRow, col, in_transaction, int,
-    now_rfc3339, opt_text, project_from, symbol_from, text,
+    now_rfc3339, opt_text, symbol_from, text,
 };
 
 /// This area's tables, applied at open after the core schema.
@@ -441,7 +441,7 @@ impl Db {
             )
             .await?;
         match rows.next().await? {
-            Some(row) => Ok(Some(project_from(&row)?)),
+            Some(row) => Ok(Some(self.project_from(&row)?)),
             None => Ok(None),
         }
     }

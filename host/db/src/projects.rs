@@ -36,7 +36,7 @@ pub struct ProjectRow {
 pub(crate) const PROJECT_COLUMNS: &str =
     "id, slug, root, crate_name, indexed_at, index_complete, last_index_ms, last_error";
 
-pub(crate) fn project_from(row: &turso::Row) -> Result<ProjectRow> {
+fn project_columns(row: &turso::Row) -> Result<ProjectRow> {
     Ok(ProjectRow {
         id: int(col(row, 0)?).unwrap_or_default(),
         slug: text(col(row, 1)?).unwrap_or_default(),
@@ -68,7 +68,7 @@ impl Db {
             .await?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().await? {
-            out.push(self.as_known(project_from(&row)?));
+            out.push(self.project_from(&row)?);
         }
         Ok(out)
     }
@@ -82,7 +82,7 @@ impl Db {
             )
             .await?;
         match rows.next().await? {
-            Some(row) => Ok(Some(self.as_known(project_from(&row)?))),
+            Some(row) => Ok(Some(self.project_from(&row)?)),
             None => Ok(None),
         }
     }
@@ -169,7 +169,7 @@ impl Db {
             )
             .await?;
         match rows.next().await? {
-            Some(row) => Ok(Some(self.as_known(project_from(&row)?))),
+            Some(row) => Ok(Some(self.project_from(&row)?)),
             None => Ok(None),
         }
     }
@@ -245,14 +245,16 @@ impl Db {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// `row` with its run's failure when that could not be written.
-    fn as_known(&self, mut row: ProjectRow) -> ProjectRow {
+    /// A project row as every read returns it: with its run's failure when that could
+    /// not be written ([`Db::finish_index_run`]).
+    pub(crate) fn project_from(&self, row: &turso::Row) -> Result<ProjectRow> {
+        let mut row = project_columns(row)?;
         if row.last_error.is_none()
             && let Some(e) = self.unrecorded().get(&row.id)
         {
             row.last_error = Some(e.clone());
         }
-        row
+        Ok(row)
     }
 
     /// Forgets a project: its row and everything indexed for it, in one transaction.
