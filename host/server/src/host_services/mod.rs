@@ -391,18 +391,20 @@ impl HostServices for HostImpl {
         kinds: &[String],
     ) -> Result<Vec<ReferenceSite>, CallError> {
         let p = self.project(scope)?;
-        let rows = self
-            .block(self.core.projects.references_of_kinds(p.id, name, kinds))
-            .map_err(internal)?;
         // Attribution resolves every importing file's paths for every crate it meets:
-        // a common name's scope rows are windowed like its usages (ADR 0029).
+        // a common name's scope rows are windowed like its usages (ADR 0029), and only
+        // the window is read (ADR 0049).
         self.know_definitions(scope, p.id, name)?;
         let what = if kinds.iter().all(|k| k == "use") {
             "import sites"
         } else {
             "import and implementation sites"
         };
-        let handed = scope.window.take_scope(name, what, rows.len());
+        let (rows, handed) = self
+            .block(self.core.projects.kinds_window(p.id, name, kinds, |total| {
+                scope.window.take_scope(name, what, total)
+            }))
+            .map_err(internal)?;
         Ok(rows[handed]
             .iter()
             .map(|r| reference_site(r, None))
