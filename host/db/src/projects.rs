@@ -267,7 +267,7 @@ impl Db {
                 "ref_site",
                 "ref_scope",
                 "symbol",
-                "dense_definition",
+                "definition_record",
                 "source_file",
             ] {
                 conn.execute(
