@@ -312,8 +312,9 @@ impl Db {
         }
         if stored.is_some_and(|v| v < schema::LAYOUT_VERSION) {
             // Rows from before 4 are not numbered within their file (`file_rows`), so no
-            // by-file read would find them; references from before 10 were dropped above
-            // (`ref_site` changed its columns in 8, its kinds to codes in 10). The stored
+            // by-file read would find them; references from before 11 were dropped above
+            // (`ref_site` changed its columns in 8, its kinds to codes in 10, its scope
+            // ids in 11). The stored
             // index goes, and every project and dependency crate is indexed again (a
             // project found incomplete at start-up is re-indexed before it answers as
             // complete).

@@ -21,7 +21,10 @@
 /// 10: a reference's kind is stored as a code (`ref_kinds`) and the name index holds it
 /// (`ref_site_by_name_file_kind`, ADR 0042); the old `ref_site` is dropped at open and
 /// the database indexed again from scratch, as for 8.
-pub const SCHEMA_VERSION: i64 = 10;
+/// 11: a scope's id keeps the names of one prefix side by side (`scopes::scope_id`,
+/// ADR 0051); every stored id changes, so the references go and the database is indexed
+/// again from scratch, as for 10.
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// The last version that changed what the indexer extracts per file: a database from
 /// before it forgets its file hashes at open (a later version that only adds tables
@@ -30,7 +33,7 @@ pub const EXTRACTION_VERSION: i64 = 8;
 
 /// The last version whose per-file tables an older database cannot keep: opening one from
 /// before it drops them (`Db::migrate_in`) and indexes every project again.
-pub const LAYOUT_VERSION: i64 = 10;
+pub const LAYOUT_VERSION: i64 = 11;
 
 /// Run before [`STATEMENTS`] on a database from before [`LAYOUT_VERSION`]: its
 /// `ref_site` has the old columns, which the new indexes would not find.
