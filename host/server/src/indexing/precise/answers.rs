@@ -142,11 +142,19 @@ impl PreciseService {
             .filter(|r| r.complete)
             .filter_map(|r| PreciseLanguage::named(&r.language))
             .collect();
-        let precise = self.db().precise_files(project_id).await?;
-        let files = self.db().files(project_id).await?;
         let mut out = Freshness {
             complete: complete.clone(),
             ..Default::default()
+        };
+        // No complete run: no file is fresh or stale, and none is read. A project whose
+        // first precise run has not finished asks this on each session's first call about
+        // a definition (every file of the monorepo: about 20 ms).
+        let (precise, files) = match complete.is_empty() {
+            true => Default::default(),
+            false => (
+                self.db().precise_files(project_id).await?,
+                self.db().files(project_id).await?,
+            ),
         };
         for f in files.values() {
             let Some(lang) = PreciseLanguage::for_file_language(&f.language) else {
