@@ -209,11 +209,11 @@ mod tests {
         // one with bytes left over, one that is not bytes.
         let conn = db.connect().await.unwrap();
         let good = encode(&by_rows).unwrap();
-        let mut other_layout = postcard::to_allocvec(&(RECORD_LAYOUT + 1, &by_rows)).unwrap();
+        let other_layout = postcard::to_allocvec(&(RECORD_LAYOUT + 1, &by_rows)).unwrap();
         let mut longer = good.clone();
         longer.push(0);
         for bad in [
-            turso::Value::Blob(std::mem::take(&mut other_layout)),
+            turso::Value::Blob(other_layout),
             turso::Value::Blob(good[..good.len() / 2].to_vec()),
             turso::Value::Blob(longer),
             turso::Value::Text("[{\"name\":\"new\"}]".into()),
