@@ -270,6 +270,42 @@ fn within(wanted: Range<usize>, first: usize, read: usize) -> Range<usize> {
     start.min(read)..(start + wanted.len()).min(read)
 }
 
+/// The window `take` picks of a name's list, whose rows each file of `per_file` holds
+/// (file id and row count, in the list's order): a window of nearly all of it is sliced
+/// from the whole list (`whole`, read once and kept); a smaller one is read from the
+/// files holding it (`in_files`) and kept in `cache` under `key` and its range. Usages
+/// (ADR 0041), call edges (ADR 0042) and rows of some kinds (ADR 0049) are windowed so.
+async fn window_of<V, W, WF, F, FF>(
+    cache: &std::sync::Mutex<NameCache<V>>,
+    at: ReadPoint,
+    key: &str,
+    per_file: Vec<(i64, usize)>,
+    take: impl FnOnce(usize) -> Range<usize>,
+    whole: W,
+    in_files: F,
+) -> Result<(Arc<Vec<V>>, Range<usize>)>
+where
+    W: FnOnce() -> WF,
+    WF: Future<Output = Result<Arc<Vec<V>>>>,
+    F: FnOnce(Vec<i64>) -> FF,
+    FF: Future<Output = Result<Vec<V>>>,
+{
+    let total: usize = per_file.iter().map(|&(_, n)| n).sum();
+    let wanted = take(total);
+    // A window of nearly all the rows is sliced from the whole, read once and kept;
+    // a smaller one (`into` on the monorepo: 10,000 of 17,078) is read from its files
+    // and kept under its range (`read_whole`).
+    if read_whole(wanted.len(), total) {
+        let all = whole().await?;
+        let n = all.len();
+        return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
+    }
+    let (files, first) = files_over(per_file, &wanted);
+    let rows = cached(cache, at, window_key(key, &wanted), in_files(files)).await?;
+    let window = within(wanted, first, rows.len());
+    Ok((rows, window))
+}
+
 /// About 30 MB of usage rows on tokio-sized projects at most.
 const MAX_CACHED_NAME_VALUES: usize = 200_000;
 
@@ -494,24 +530,22 @@ impl ProjectManager {
         let paths = self.file_paths(at).await?;
         let mut per_file = self.db.kinds_per_file(project_id, name, &kinds).await?;
         per_file.sort_by(|a, b| paths.get(&a.0).cmp(&paths.get(&b.0)));
-        let total: usize = per_file.iter().map(|&(_, n)| n as usize).sum();
-        let wanted = take(total);
-        if read_whole(wanted.len(), total) {
-            let all = self.references_of_kinds(project_id, name, &kinds).await?;
-            let n = all.len();
-            return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
-        }
-        let (files, first) = files_over(per_file.iter().map(|&(f, n)| (f, n as usize)), &wanted);
-        let rows = cached(
+        let per_file = per_file.into_iter().map(|(f, n)| (f, n as usize)).collect();
+        let kinds = &kinds;
+        window_of(
             &self.usages,
             at,
-            window_key(&whole_key, &wanted),
-            self.db
-                .references_in_files_of_kinds(project_id, name, &files, Some(&kinds)),
+            &whole_key,
+            per_file,
+            take,
+            || self.references_of_kinds(project_id, name, kinds),
+            |files| async move {
+                self.db
+                    .references_in_files_of_kinds(project_id, name, &files, Some(kinds))
+                    .await
+            },
         )
-        .await?;
-        let window = within(wanted, first, rows.len());
-        Ok((rows, window))
+        .await
     }
 
     /// A window of `name`'s usage rows (ordered by file then line): `take` is told how
@@ -531,26 +565,16 @@ impl ProjectManager {
             return Ok((all, wanted));
         }
         let uses = self.uses_per_file(at, name).await?;
-        let total: usize = uses.iter().map(|u| u.rows as usize).sum();
-        let wanted = take(total);
-        // A window of nearly all the rows is sliced from the whole, read once and kept;
-        // a smaller one (`into` on the monorepo: 10,000 of 17,078) is read from its files
-        // and kept under its range (`read_whole`).
-        if read_whole(wanted.len(), total) {
-            let all = self.references_to_name(project_id, name).await?;
-            let n = all.len();
-            return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
-        }
-        let (files, first) = files_over(uses.iter().map(|u| (u.file_id, u.rows as usize)), &wanted);
-        let rows = cached(
+        window_of(
             &self.usages,
             at,
-            window_key(name, &wanted),
-            self.db.references_in_files(project_id, name, &files),
+            name,
+            uses.iter().map(|u| (u.file_id, u.rows as usize)).collect(),
+            take,
+            || self.references_to_name(project_id, name),
+            |files| async move { self.db.references_in_files(project_id, name, &files).await },
         )
-        .await?;
-        let window = within(wanted, first, rows.len());
-        Ok((rows, window))
+        .await
     }
 
     /// A window of the call edges to `name` (stored edges and call references, ordered by
@@ -588,42 +612,42 @@ impl ProjectManager {
             per_file = counts.into_iter().collect();
             per_file.sort_by(|a, b| paths.get(&a.0).cmp(&paths.get(&b.0)));
         }
-        let total: usize = per_file.iter().map(|&(_, n)| n).sum();
-        let wanted = take(total);
         let rule = scryer_engine::lang::call_edge_kind;
-        if read_whole(wanted.len(), total) {
+        let stored = &stored;
+        window_of(
+            &self.edges,
+            at,
+            name,
+            per_file,
+            take,
             // The whole list, as `edges_to` reads it but with the stored edges already
             // read: them first (at one position the extractor's edge comes first), then
             // the calls, in one order.
-            let all = cached(&self.edges, at, name.to_string(), async {
-                let mut all: Vec<EdgeRow> = stored.into_iter().map(|(_, e)| e).collect();
-                all.extend(self.db.call_edges_to(project_id, name, rule).await?);
-                scryer_db::sort_edges(&mut all);
-                Ok(all)
-            })
-            .await?;
-            let n = all.len();
-            return Ok((all, wanted.start.min(n)..wanted.end.min(n)));
-        }
-        let (files, first) = files_over(per_file, &wanted);
-        let rows = cached(&self.edges, at, window_key(name, &wanted), async {
-            // Stored edges first: at one position the extractor's edge comes first.
-            let mut rows: Vec<EdgeRow> = stored
-                .into_iter()
-                .filter(|(file, _)| files.contains(file))
-                .map(|(_, e)| e)
-                .collect();
-            rows.extend(
-                self.db
-                    .call_edges_in_files(project_id, name, &files, rule)
-                    .await?,
-            );
-            scryer_db::sort_edges(&mut rows);
-            Ok(rows)
-        })
-        .await?;
-        let window = within(wanted, first, rows.len());
-        Ok((rows, window))
+            || {
+                cached(&self.edges, at, name.to_string(), async move {
+                    let mut all: Vec<EdgeRow> = stored.iter().map(|(_, e)| e.clone()).collect();
+                    all.extend(self.db.call_edges_to(project_id, name, rule).await?);
+                    scryer_db::sort_edges(&mut all);
+                    Ok(all)
+                })
+            },
+            |files| async move {
+                // Stored edges first: at one position the extractor's edge comes first.
+                let mut rows: Vec<EdgeRow> = stored
+                    .iter()
+                    .filter(|(file, _)| files.contains(file))
+                    .map(|(_, e)| e.clone())
+                    .collect();
+                rows.extend(
+                    self.db
+                        .call_edges_in_files(project_id, name, &files, rule)
+                        .await?,
+                );
+                scryer_db::sort_edges(&mut rows);
+                Ok(rows)
+            },
+        )
+        .await
     }
 
     /// How many usage rows `name` has: off its cached rows, else off the name index.
@@ -1196,9 +1220,8 @@ mod tests {
         .await;
     }
 
-    /// A window read from its files alone is kept: the same window again is the rows
-    /// read before; another window is read on its own; after an edit nothing kept is
-    /// served.
+    /// A window of a name's rows of some kinds is the slice of all of them, however it
+    /// is read (ADR 0049).
     #[tokio::test]
     async fn a_window_of_some_kinds_read_from_its_files_alone_is_that_slice_of_the_whole() {
         let dir = tempfile::tempdir().unwrap();
@@ -1233,6 +1256,9 @@ mod tests {
         .await;
     }
 
+    /// A window read from its files alone is kept: the same window again is the rows
+    /// read before; another window is read on its own; after an edit nothing kept is
+    /// served.
     #[tokio::test]
     async fn a_window_read_from_its_files_is_kept_until_the_index_changes() {
         let dir = tempfile::tempdir().unwrap();
