@@ -26,6 +26,7 @@ mod call;
 pub mod daemon;
 mod host_services;
 mod indexing;
+mod page_cache;
 mod plugins;
 mod transport;
 
@@ -376,6 +377,12 @@ impl Server {
             .map_err(|e| daemon::explain_open_error(e, &config.db_path))?;
         if let Some(aside) = set_aside {
             tracing::warn!("{}", aside.message(&config.db_path));
+        }
+        if config.watch_files {
+            page_cache::warm_in_background(
+                &config.db_path,
+                &indexing::search_cache::projects_dir(&config.db_path),
+            );
         }
         let db_ms = started.elapsed().as_millis() as u64;
         let core = Core::start(db, &config);

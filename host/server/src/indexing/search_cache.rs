@@ -141,6 +141,11 @@ pub(crate) fn dependency_dir(db_path: &Path) -> PathBuf {
     db_path.with_file_name(name).join("dependencies")
 }
 
+/// The directory keeping the project search indexes of the database at `db_path`.
+pub(crate) fn projects_dir(db_path: &Path) -> PathBuf {
+    project_dir(&dependency_dir(db_path))
+}
+
 /// A crate index's directory name: readable, and unique per index project row.
 fn crate_dir_name(c: &DependencyIndex, index_project_id: i64) -> String {
     let safe = |s: &str| -> String {
