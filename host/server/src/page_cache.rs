@@ -14,8 +14,16 @@
 //!
 //! No more than half the memory the kernel reports available is asked for. Nothing here
 //! changes what an answer is; `SCRYER_WARM_CACHE=off` turns it off.
+//!
+//! **Architecture invariant:** a descriptor this module opens on the database or its
+//! write-ahead log is never closed. turso's one-process-per-database guard is a POSIX
+//! record lock (`fcntl(F_SETLK)`), which belongs to the process, and closing *any*
+//! descriptor of the file releases it: a second process could then open the database
+//! beside this one ([`Open::ForTheProcess`]).
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// The environment variable that turns warming off (`off`).
 pub const ENV_WARM_CACHE: &str = "SCRYER_WARM_CACHE";
@@ -48,8 +56,11 @@ pub(crate) fn warm_in_background(db_path: &Path, search_projects: &Path) {
                 let started = std::time::Instant::now();
                 // The search indexes first: a tenth of the database's size, and a
                 // session's first call is often a search.
-                let mut files = files_under(&search_projects);
-                files.extend([wal, db]);
+                let mut files: Vec<_> = files_under(&search_projects)
+                    .into_iter()
+                    .map(|f| (f, Open::Briefly))
+                    .collect();
+                files.extend([(wal, Open::ForTheProcess), (db, Open::ForTheProcess)]);
                 let budget = available_bytes().map_or(0, |a| a / AVAILABLE_SHARE);
                 let advised = warm(&files, budget);
                 tracing::debug!(
@@ -66,13 +77,67 @@ pub(crate) fn warm_in_background(db_path: &Path, search_projects: &Path) {
     }
 }
 
+/// How long a descriptor opened to warm a file is kept.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Open {
+    /// Closed once the file is warmed: no one in this process locks it with `fcntl`
+    /// (tantivy's and the daemon's locks are `flock` locks, held per open file).
+    Briefly,
+    /// Kept until the process ends, one per file: turso holds a POSIX record lock on it,
+    /// which closing any descriptor of the file would release (the module's invariant).
+    ForTheProcess,
+}
+
+/// The descriptors opened with [`Open::ForTheProcess`], by device and inode.
+static KEPT: Mutex<Vec<(u64, u64, &'static File)>> = Mutex::new(Vec::new());
+
+/// A descriptor of `path` to read through, opened as `how` says.
+fn open(path: &Path, how: Open) -> Option<Kept> {
+    match how {
+        Open::Briefly => File::open(path).ok().map(Kept::Owned),
+        Open::ForTheProcess => {
+            use std::os::unix::fs::MetadataExt;
+            let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+            // Looked up by `stat`, which opens nothing: a second descriptor, dropped,
+            // would release the lock.
+            let meta = std::fs::metadata(path).ok()?;
+            if let Some((_, _, file)) = kept
+                .iter()
+                .find(|(dev, ino, _)| (*dev, *ino) == (meta.dev(), meta.ino()))
+            {
+                return Some(Kept::Static(file));
+            }
+            let file: &'static File = Box::leak(Box::new(File::open(path).ok()?));
+            let meta = file.metadata().ok()?;
+            kept.push((meta.dev(), meta.ino(), file));
+            Some(Kept::Static(file))
+        }
+    }
+}
+
+/// A descriptor [`open`] gave out.
+enum Kept {
+    Owned(File),
+    Static(&'static File),
+}
+
+impl std::ops::Deref for Kept {
+    type Target = File;
+    fn deref(&self) -> &File {
+        match self {
+            Kept::Owned(f) => f,
+            Kept::Static(f) => f,
+        }
+    }
+}
+
 /// Asks the kernel to read `files` into the page cache, in order, until `budget` bytes
 /// are asked for; a file that would pass the budget is asked for in part. Returns the
 /// bytes asked for. Files that cannot be opened are passed over.
-pub(crate) fn warm(files: &[PathBuf], budget: u64) -> u64 {
+pub(crate) fn warm(files: &[(PathBuf, Open)], budget: u64) -> u64 {
     let mut advised = 0u64;
-    for path in files {
-        let Ok(file) = std::fs::File::open(path) else {
+    for (path, how) in files {
+        let Some(file) = open(path, *how) else {
             continue;
         };
         let Ok(len) = file.metadata().map(|m| m.len()) else {
@@ -90,7 +155,7 @@ pub(crate) fn warm(files: &[PathBuf], budget: u64) -> u64 {
             // ahead of a call's own.
             if at > 0 {
                 let mut byte = [0u8];
-                let _ = std::os::unix::fs::FileExt::read_at(&file, &mut byte, at - 1);
+                let _ = std::os::unix::fs::FileExt::read_at(&*file, &mut byte, at - 1);
             }
             at += step;
         }
@@ -198,12 +263,18 @@ mod tests {
         std::fs::write(&a, vec![1u8; 3 << 20]).unwrap();
         std::fs::write(&b, vec![2u8; 1 << 20]).unwrap();
         let missing = dir.path().join("missing");
-        let files = [missing.clone(), a.clone(), b.clone()];
+        let briefly = |paths: &[&PathBuf]| -> Vec<(PathBuf, Open)> {
+            paths
+                .iter()
+                .map(|p| ((*p).clone(), Open::Briefly))
+                .collect()
+        };
+        let files = briefly(&[&missing, &a, &b]);
         assert_eq!(warm(&files, u64::MAX), 4 << 20, "every byte of both files");
         assert_eq!(warm(&files, 2 << 20), 2 << 20, "the first file in part");
-        assert_eq!(warm(&[b.clone(), a.clone()], (1 << 20) + 5), (1 << 20) + 5);
+        assert_eq!(warm(&briefly(&[&b, &a]), (1 << 20) + 5), (1 << 20) + 5);
         assert_eq!(warm(&files, 0), 0);
-        assert_eq!(warm(&[missing], u64::MAX), 0);
+        assert_eq!(warm(&briefly(&[&missing]), u64::MAX), 0);
     }
 
     /// Where the file system lets pages be dropped (not a tmpfs), warming brings a file
@@ -247,11 +318,52 @@ mod tests {
             resident() < len / 4096 / 2,
             "the checkout's file system kept the pages; this test needs one that drops them"
         );
-        assert_eq!(warm(std::slice::from_ref(&path), u64::MAX), len as u64);
+        assert_eq!(warm(&[(path.clone(), Open::Briefly)], u64::MAX), len as u64);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while resident() < len / 4096 && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         assert_eq!(resident(), len / 4096, "every page read back in");
+    }
+
+    /// Warming the database leaves turso's lock on it in place: closing a descriptor of
+    /// a file releases every POSIX lock the process holds on it, and a second process
+    /// could then open the database (a regression CI caught).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn warming_the_database_keeps_turso_s_lock() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        let db = scryer_db::Db::open(&path).await.unwrap();
+        // An open-file-description lock conflicts with a POSIX record lock even in the
+        // same process, so F_OFD_GETLK from here sees turso's lock while it is held.
+        let probe = File::open(&path).unwrap();
+        let write_lock_seen = || -> libc::c_short {
+            let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+            lock.l_type = libc::F_WRLCK as libc::c_short;
+            lock.l_whence = libc::SEEK_SET as libc::c_short;
+            // SAFETY: a query on a descriptor this test holds, into a local struct.
+            let rc = unsafe { libc::fcntl(probe.as_raw_fd(), libc::F_OFD_GETLK, &mut lock) };
+            assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+            lock.l_type
+        };
+        assert_ne!(
+            write_lock_seen(),
+            libc::F_UNLCK as libc::c_short,
+            "turso locks its file"
+        );
+        let files = [(path.clone(), Open::ForTheProcess)];
+        assert!(warm(&files, u64::MAX) > 0);
+        assert!(
+            warm(&files, u64::MAX) > 0,
+            "a second warming reuses the kept descriptor"
+        );
+        assert_ne!(
+            write_lock_seen(),
+            libc::F_UNLCK as libc::c_short,
+            "the lock outlives warming"
+        );
+        drop(db);
     }
 }
