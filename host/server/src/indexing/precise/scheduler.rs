@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use scryer_db::{PreciseRunRow, ProjectRow};
+use scryer_engine::indexer::{FileStamp, file_stamp};
 use scryer_engine::precise::scip_read::{
     LOCAL, ROLE_DEFINITION, ScipDocument, ScipItem, ScipOccurrence, symbol_name,
 };
@@ -137,7 +138,7 @@ async fn run_one(
     indexer: &scryer_engine::precise::Indexer,
 ) -> Result<PreciseRunRow> {
     let root = Path::new(&project.root).to_path_buf();
-    // The content of every covered file as the run starts: what its occurrences describe.
+    // Every covered file as the run starts: its occurrences describe that content.
     let langs = indexer.language.file_languages();
     let paths: Vec<String> = service
         .db()
@@ -147,8 +148,9 @@ async fn run_one(
         .filter(|f| langs.contains(&f.language.as_str()))
         .map(|f| f.path)
         .collect();
-    let hashes = hash_files(&root, paths).await;
+    let stamps = stamp_files(&root, paths).await;
     let outcome = run_indexer(indexer, &root, &project.slug, limits::run_timeout()).await?;
+    let hashes = hash_unchanged(&root, stamps).await;
     let run = PreciseRunRow {
         language: indexer.language.name().into(),
         tool: indexer.language.program().into(),
@@ -174,15 +176,45 @@ async fn run_one(
     Ok(stored)
 }
 
-/// blake3 hashes of `paths` (relative to `root`) as they are on disk now.
-async fn hash_files(root: &Path, paths: Vec<String>) -> HashMap<String, String> {
+/// What a file is stored as when it changed while the indexer ran: no content hashes to
+/// it, so the file reads as edited since the run and is answered by the heuristic until
+/// the next run.
+const CHANGED_DURING_RUN: &str = "changed while the indexer ran";
+
+/// The stamp (size, modification time) of each of `paths` (relative to `root`) as a run
+/// starts. Only `lstat`s: the files are read once the indexer has succeeded
+/// ([`hash_unchanged`]). Reading and hashing them first cost every run, failed ones
+/// too, the whole tree: on the monorepo, 17,238 files read at each process's start,
+/// about a quarter of a session's CPU, before rust-analyzer failed in a second
+/// (docs/learnings/scale.md, stop 44).
+async fn stamp_files(root: &Path, paths: Vec<String>) -> Vec<(String, FileStamp)> {
     let root = root.to_path_buf();
     tokio::task::spawn_blocking(move || {
         paths
             .into_iter()
-            .filter_map(|p| {
-                let bytes = std::fs::read(root.join(&p)).ok()?;
-                Some((p, scryer_engine::indexer::content_hash(&bytes)))
+            .filter_map(|p| Some((p.clone(), file_stamp(&root.join(&p))?)))
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// The content hash of each stamped file whose stamp has not moved since the run
+/// started (the content the indexer read), and [`CHANGED_DURING_RUN`] for the others.
+/// The stamp is taken again after the read, so an edit while hashing is caught too.
+async fn hash_unchanged(root: &Path, stamps: Vec<(String, FileStamp)>) -> HashMap<String, String> {
+    let root = root.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        stamps
+            .into_iter()
+            .map(|(p, at_start)| {
+                let path = root.join(&p);
+                let unchanged = || file_stamp(&path) == Some(at_start);
+                let hash = match unchanged().then(|| std::fs::read(&path)) {
+                    Some(Ok(bytes)) if unchanged() => scryer_engine::indexer::content_hash(&bytes),
+                    _ => CHANGED_DURING_RUN.to_string(),
+                };
+                (p, hash)
             })
             .collect()
     })
@@ -431,5 +463,39 @@ mod tests {
             language_of_tool("scip-python"),
             Some(PreciseLanguage::Python)
         );
+    }
+
+    /// A run's files are hashed after the indexer, as the indexer read them: a file that
+    /// changed or went while it ran is stored as changed, so it reads as edited since.
+    #[tokio::test]
+    async fn files_are_hashed_after_the_run_and_one_edited_meanwhile_reads_as_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("kept.rs", "fn a() {}\n"),
+            ("edited.rs", "fn b() {}\n"),
+            ("gone.rs", "fn c() {}\n"),
+        ] {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let paths = ["kept.rs", "edited.rs", "gone.rs", "never.rs"]
+            .map(String::from)
+            .to_vec();
+        let stamps = stamp_files(dir.path(), paths).await;
+        assert_eq!(
+            stamps.len(),
+            3,
+            "a file missing at the start is not stamped"
+        );
+        // While the indexer runs: one file edited (its size changes), one removed.
+        std::fs::write(dir.path().join("edited.rs"), "fn b() { let x = 1; }\n").unwrap();
+        std::fs::remove_file(dir.path().join("gone.rs")).unwrap();
+        let hashes = hash_unchanged(dir.path(), stamps).await;
+        assert_eq!(
+            hashes["kept.rs"],
+            scryer_engine::indexer::content_hash(b"fn a() {}\n")
+        );
+        assert_eq!(hashes["edited.rs"], CHANGED_DURING_RUN);
+        assert_eq!(hashes["gone.rs"], CHANGED_DURING_RUN);
+        assert!(!hashes.contains_key("never.rs"));
     }
 }
