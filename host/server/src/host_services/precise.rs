@@ -20,7 +20,7 @@ impl HostImpl {
         &self,
         scope: &CallScope,
         raw: &str,
-    ) -> Result<(ProjectRow, String), CallError> {
+    ) -> Result<(std::sync::Arc<ProjectRow>, String), CallError> {
         let p = self.project(scope)?;
         // A key into the precise rows, never a file opened: taken by its spelling, with no
         // file system call (a router asks about each of a common name's definitions).
@@ -40,7 +40,7 @@ impl HostImpl {
                         CallError::NotFound(format!("project {} is not registered", p.slug))
                     })
             })?;
-        Ok((ProjectRow::clone(&row), rel))
+        Ok((row, rel))
     }
 
     pub(super) fn precise_usages_of(
