@@ -52,7 +52,7 @@ pub(crate) fn warm_in_background(db_path: &Path, search_projects: &Path) {
         .spawn({
             let search_projects = search_projects.to_path_buf();
             move || {
-                lower_io_priority();
+                lower_priority();
                 let started = std::time::Instant::now();
                 // The search indexes first: a tenth of the database's size, and a
                 // session's first call is often a search.
@@ -168,9 +168,20 @@ pub(crate) fn warm(files: &[(PathBuf, Open)], budget: u64) -> u64 {
 }
 
 /// Puts this thread's reads in the idle class, served when no one else's wait
-/// (where the block layer's scheduler honours classes, as mq-deadline and BFQ do).
+/// (where the block layer's scheduler honours classes, as mq-deadline and BFQ do), and
+/// the thread itself at the lowest CPU priority: advising a database already in the
+/// page cache still walks its pages (a tenth of a short session's CPU on the monorepo),
+/// and that should never take a core from a call.
 #[cfg(target_os = "linux")]
-fn lower_io_priority() {
+fn lower_priority() {
+    // SAFETY: sets the calling thread's nice value (`who` 0 is the calling thread on
+    // Linux, where the nice value belongs to the thread); no memory is passed.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) } != 0 {
+        tracing::debug!(
+            "page cache warming at normal CPU priority: {}",
+            std::io::Error::last_os_error()
+        );
+    }
     const IOPRIO_WHO_PROCESS: libc::c_int = 1;
     const IOPRIO_CLASS_IDLE: libc::c_int = 3;
     const IOPRIO_CLASS_SHIFT: u32 = 13;
@@ -192,7 +203,7 @@ fn lower_io_priority() {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lower_io_priority() {}
+fn lower_priority() {}
 
 #[cfg(target_os = "linux")]
 fn advise(file: &std::fs::File, offset: u64, len: u64) -> bool {
@@ -365,5 +376,23 @@ mod tests {
             "the lock outlives warming"
         );
         drop(db);
+    }
+
+    /// Only the warming thread is lowered: the nice value is the thread's on Linux, and
+    /// a serving process at nice 19 would answer every call behind everything else.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_warming_thread_alone_runs_at_the_lowest_priority() {
+        // SAFETY: reads the calling thread's nice value.
+        let nice = || unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        let before = nice();
+        let lowered = std::thread::spawn(move || {
+            lower_priority();
+            nice()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(lowered, 19);
+        assert_eq!(nice(), before, "the rest of the process keeps its priority");
     }
 }
