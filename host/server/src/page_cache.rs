@@ -366,8 +366,18 @@ mod tests {
         );
         let files = [(path.clone(), Open::ForTheProcess)];
         assert!(warm(&files, u64::MAX) > 0);
-        assert!(
-            warm(&files, u64::MAX) > 0,
+        assert!(warm(&files, u64::MAX) > 0);
+        let kept_for_this_file = || {
+            use std::os::unix::fs::MetadataExt;
+            let meta = std::fs::metadata(&path).unwrap();
+            let kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+            kept.iter()
+                .filter(|(dev, ino, _)| (*dev, *ino) == (meta.dev(), meta.ino()))
+                .count()
+        };
+        assert_eq!(
+            kept_for_this_file(),
+            1,
             "a second warming reuses the kept descriptor"
         );
         assert_ne!(

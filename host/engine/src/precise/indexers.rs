@@ -88,6 +88,20 @@ impl PreciseLanguage {
     }
 }
 
+impl PreciseLanguage {
+    /// What to do about a failure the indexer is known to report (`said`, the lines it
+    /// printed), for the status: `None` for any other failure.
+    pub fn failure_advice(self, said: &str) -> Option<&'static str> {
+        match self {
+            PreciseLanguage::Rust if said.contains("more than one project") => Some(
+                "rust-analyzer indexes one Cargo workspace or package: give the directory a \
+                 workspace Cargo.toml listing its crates, or index each crate as a project of its own",
+            ),
+            _ => None,
+        }
+    }
+}
+
 /// A found, working indexer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Indexer {

@@ -85,7 +85,10 @@ pub async fn run_indexer(
     cleanup_tsconfig(inferred_tsconfig.as_deref());
     let duration = started.elapsed();
     if !status.success() || !index_file.is_file() {
-        let tail = what_it_said(&std::fs::read_to_string(&stderr_path).unwrap_or_default());
+        let tail = what_it_said(
+            indexer.language,
+            &std::fs::read_to_string(&stderr_path).unwrap_or_default(),
+        );
         bail!(
             "`{}` {} ({})",
             args.join(" "),
@@ -150,10 +153,11 @@ fn vm_hwm_kb(pid: u32) -> Option<u64> {
 }
 
 /// What a failed indexer said: the last few non-empty lines of its stderr before any
-/// backtrace, at most 600 characters, and what to do where the failure is a known one.
-/// rust-analyzer prints its error and then a stack backtrace, whose last lines are
-/// libc's (`__libc_start_main_impl`) and say nothing.
-fn what_it_said(stderr: &str) -> String {
+/// backtrace, at most 600 characters, and what to do where the failure is a known one
+/// ([`PreciseLanguage::failure_advice`]). rust-analyzer prints its error and then a
+/// stack backtrace, whose last lines are libc's (`__libc_start_main_impl`) and say
+/// nothing.
+fn what_it_said(language: PreciseLanguage, stderr: &str) -> String {
     let lines: Vec<&str> = stderr
         .lines()
         .take_while(|l| !l.trim().eq_ignore_ascii_case("stack backtrace:"))
@@ -162,11 +166,9 @@ fn what_it_said(stderr: &str) -> String {
     let tail = lines[lines.len().saturating_sub(4)..].join(" | ");
     let skip = tail.chars().count().saturating_sub(600);
     let mut said: String = tail.chars().skip(skip).collect();
-    if said.contains("more than one project") {
-        said.push_str(
-            "; rust-analyzer indexes one Cargo workspace or package: give the directory a \
-             workspace Cargo.toml listing its crates, or index each crate as a project of its own",
-        );
+    if let Some(advice) = language.failure_advice(&said) {
+        said.push_str("; ");
+        said.push_str(advice);
     }
     said
 }
@@ -180,16 +182,22 @@ mod tests {
         let rust_analyzer = "Generating SCIP start...\nError: more than one project\n\n\
             Stack backtrace:\n   0: anyhow::error::<impl anyhow::Error>::msg\n             \
             at /rustc/x/library/std/src/rt.rs:1:1\n  11: __libc_start_main_impl\n  12: <unknown>\n";
-        let said = what_it_said(rust_analyzer);
+        let said = what_it_said(PreciseLanguage::Rust, rust_analyzer);
         assert!(
             said.starts_with("Generating SCIP start... | Error: more than one project; rust-analyzer indexes one Cargo workspace"),
             "{said}"
         );
         assert!(!said.contains("libc"), "{said}");
+        // Advice is the language's own: another indexer saying the same gets none.
+        let python = what_it_said(PreciseLanguage::Python, "Error: more than one project\n");
+        assert_eq!(python, "Error: more than one project");
         // No backtrace: the last four lines, as they were.
         let plain = "a\n\nb\nc\nd\ne\n";
-        assert_eq!(what_it_said(plain), "b | c | d | e");
-        assert_eq!(what_it_said(""), "");
-        assert_eq!(what_it_said(&"x".repeat(900)).len(), 600);
+        assert_eq!(what_it_said(PreciseLanguage::Rust, plain), "b | c | d | e");
+        assert_eq!(what_it_said(PreciseLanguage::Rust, ""), "");
+        assert_eq!(
+            what_it_said(PreciseLanguage::Go, &"x".repeat(900)).len(),
+            600
+        );
     }
 }
