@@ -52,7 +52,7 @@ impl Db {
     pub async fn decisions(&self, project_id: i64) -> Result<Vec<DecisionRecord>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT number, title, status, file_path, text, recorded_at FROM decision \
                  WHERE project_id = ?1 ORDER BY number",
                 (project_id,),

@@ -101,7 +101,7 @@ impl Db {
     pub async fn has_dense_definitions(&self, project_id: i64) -> Result<bool> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT 1 FROM definition_record WHERE project_id = ?1 LIMIT 1",
                 (project_id,),
             )
@@ -119,7 +119,7 @@ impl Db {
     ) -> Result<Option<Vec<SymbolRow>>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT rows FROM definition_record WHERE project_id = ?1 AND name = ?2",
                 (project_id, name),
             )

@@ -176,7 +176,7 @@ impl Db {
     pub async fn dependency_indexes(&self, project_id: i64) -> Result<Vec<DependencyIndex>> {
         let conn = self.reader().await?;
         let rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT {DEPENDENCY_COLUMNS} FROM project_dependency pd \
                      JOIN dependency_crate d ON d.id = pd.crate_id \
@@ -193,7 +193,7 @@ impl Db {
     pub async fn all_dependency_indexes(&self) -> Result<Vec<DependencyIndex>> {
         let conn = self.reader().await?;
         let rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT {DEPENDENCY_COLUMNS} FROM dependency_crate d ORDER BY d.name, d.version"
                 ),
@@ -207,7 +207,7 @@ impl Db {
     pub async fn dependency_index(&self, crate_id: i64) -> Result<Option<DependencyIndex>> {
         let conn = self.reader().await?;
         let rows = conn
-            .query(
+            .query_cached(
                 format!("SELECT {DEPENDENCY_COLUMNS} FROM dependency_crate d WHERE d.id = ?1"),
                 (crate_id,),
             )
@@ -355,7 +355,7 @@ impl Db {
                    AND d.id NOT IN (SELECT crate_id FROM dependency_failure)";
         let mut rows = match project_id {
             Some(p) => {
-                conn.query(
+                conn.query_cached(
                     format!(
                         "{sql} AND d.id IN (SELECT crate_id FROM project_dependency WHERE project_id = ?1) \
                          ORDER BY d.name, d.version"
@@ -364,7 +364,7 @@ impl Db {
                 )
                 .await?
             }
-            None => conn.query(format!("{sql} ORDER BY d.name, d.version"), ()).await?,
+            None => conn.query_cached(format!("{sql} ORDER BY d.name, d.version"), ()).await?,
         };
         let mut out = Vec::new();
         while let Some(row) = rows.next().await? {
@@ -528,7 +528,7 @@ impl Db {
     ) -> Result<Option<(String, String)>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT d.name, d.version FROM dependency_crate d \
                  JOIN project p ON p.id = d.index_project_id WHERE p.root = ?1",
                 (root,),

@@ -149,7 +149,7 @@ impl Db {
         let conn = self.reader().await?;
         let mut out = Vec::new();
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT {EDGE_COLUMNS} FROM edge e JOIN source_file f ON f.id = e.file_id \
                      WHERE e.project_id = ?1 AND {filter}"
@@ -200,7 +200,7 @@ impl Db {
     ) -> Result<Vec<(i64, EdgeRow)>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT {EDGE_COLUMNS}, e.file_id FROM edge e \
                      JOIN source_file f ON f.id = e.file_id WHERE e.project_id = ?1 AND e.to_name = ?2"

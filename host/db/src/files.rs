@@ -163,7 +163,7 @@ impl Db {
     pub async fn files(&self, project_id: i64) -> Result<HashMap<String, FileRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!("SELECT {FILE_COLUMNS} FROM source_file WHERE project_id = ?1"),
                 (project_id,),
             )
@@ -179,7 +179,7 @@ impl Db {
     pub async fn file(&self, project_id: i64, path: &str) -> Result<Option<FileRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT {FILE_COLUMNS} FROM source_file WHERE project_id = ?1 AND path = ?2"
                 ),
@@ -357,7 +357,7 @@ impl Db {
     pub async fn file_paths(&self, project_id: i64) -> Result<HashMap<i64, String>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT id, path FROM source_file WHERE project_id = ?1",
                 (project_id,),
             )
@@ -379,7 +379,7 @@ impl Db {
     pub async fn facts(&self, project_id: i64) -> Result<Facts> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT COUNT(*), SUM(parse_errors != 0), SUM(symbol_count), SUM(ref_count), \
                  COUNT(symbol_count), COUNT(ref_count) FROM source_file WHERE project_id = ?1",
                 (project_id,),
@@ -399,7 +399,7 @@ impl Db {
         drop(rows);
         if n(4)? < files || n(5)? < files {
             let count = async |sql: &str| {
-                let mut rows = conn.query(sql, (project_id,)).await?;
+                let mut rows = conn.query_cached(sql, (project_id,)).await?;
                 let n = match rows.next().await? {
                     Some(row) => int(col(&row, 0)?).unwrap_or(0),
                     None => 0,

@@ -116,6 +116,26 @@ impl std::ops::Deref for Reader {
     }
 }
 
+impl Reader {
+    /// `sql` run with `params`, its statement prepared once per pooled connection and
+    /// kept in turso's statement cache: preparing (parsing and planning) was 9–14% of
+    /// the daemon's CPU under load before (docs/learnings/scale.md, stop 45). turso
+    /// prepares again by itself when the schema changed since.
+    ///
+    /// Architecture invariant: `sql` has one of a few shapes. turso keeps every text
+    /// a connection caches for the connection's life, so a text that varies with the
+    /// input (a list of `?`s as long as an id list) would grow it without bound; such
+    /// reads call [`turso::Connection::query`].
+    pub(crate) async fn query_cached(
+        &self,
+        sql: impl AsRef<str>,
+        params: impl turso::IntoParams,
+    ) -> turso::Result<turso::Rows> {
+        let mut statement = self.prepare_cached(sql).await?;
+        statement.query(params).await
+    }
+}
+
 impl Drop for Reader {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
@@ -363,6 +383,48 @@ impl Db {
 mod tests {
     use super::*;
     use crate::test_rows::*;
+
+    /// A pooled reader keeps its statements (`Reader::query_cached`). One kept from
+    /// before the schema changed under it (the name index dropped, as a bulk load does,
+    /// then built again, with rows written in between) is prepared again: the reads see
+    /// every row, not what the old plan's pages held.
+    #[tokio::test]
+    async fn a_kept_statement_reads_right_after_the_schema_changes_under_it() {
+        let (_dir, db, p) = demo_project().await;
+        let write_alpha = async |path: &str, line: u32| {
+            db.write_files(
+                p.id,
+                &[write(path, path, vec![sym("alpha", line)], vec![])],
+                &[],
+            )
+            .await
+            .unwrap();
+        };
+        let lines = async || {
+            let mut lines: Vec<u32> = db
+                .symbols_row_by_row(p.id, "alpha")
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|s| s.start_line)
+                .collect();
+            lines.sort();
+            lines
+        };
+        write_alpha("src/a.rs", 1).await;
+        assert_eq!(lines().await, [1]);
+        assert_eq!(lines().await, [1], "read again on the kept statement");
+        let writer = db.connect().await.unwrap();
+        writer
+            .execute("DROP INDEX symbol_by_name", ())
+            .await
+            .unwrap();
+        write_alpha("src/b.rs", 9).await;
+        assert_eq!(lines().await, [1, 9]);
+        writer.execute(schema::SYMBOL_BY_NAME, ()).await.unwrap();
+        write_alpha("src/c.rs", 20).await;
+        assert_eq!(lines().await, [1, 9, 20]);
+    }
 
     #[tokio::test]
     async fn a_database_from_before_per_file_row_ids_is_indexed_again_from_scratch() {

@@ -194,7 +194,7 @@ impl Db {
     pub async fn precise_runs(&self, project_id: i64) -> Result<Vec<PreciseRunRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT language, tool, version, source, finished_at, duration_ms, peak_rss_kb, \
                  files, occurrences, complete FROM precise_run WHERE project_id = ?1 ORDER BY language",
                 (project_id,),
@@ -222,7 +222,7 @@ impl Db {
     pub async fn precise_files(&self, project_id: i64) -> Result<HashMap<String, PreciseFileRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT id, language, path, content_hash FROM precise_file WHERE project_id = ?1",
                 (project_id,),
             )
@@ -252,7 +252,7 @@ impl Db {
         let (start, end) = file_rows::range(file_id)?;
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT o.id, o.symbol_id, s.symbol, o.line, o.col, o.roles \
                      FROM precise_occurrence o JOIN precise_symbol s ON s.id = o.symbol_id \
@@ -278,7 +278,7 @@ impl Db {
     pub async fn precise_symbols(&self, project_id: i64) -> Result<Vec<(i64, String)>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT id, symbol FROM precise_symbol WHERE project_id = ?1 ORDER BY id",
                 (project_id,),
             )
@@ -298,7 +298,7 @@ impl Db {
     pub async fn precise_symbol_ids(&self, project_id: i64, symbol: &str) -> Result<Vec<i64>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT id FROM precise_symbol WHERE project_id = ?1 AND symbol = ?2",
                 (project_id, symbol),
             )
@@ -314,7 +314,7 @@ impl Db {
     pub async fn precise_occurrences_of(&self, symbol_id: i64) -> Result<Vec<PreciseHit>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT id, symbol_id, line, col, roles FROM precise_occurrence WHERE symbol_id = ?1",
                 (symbol_id,),
             )
@@ -339,7 +339,7 @@ impl Db {
         let mut out = Vec::new();
         for &file_id in file_ids {
             let mut rows = conn
-                .query(
+                .query_cached(
                     format!(
                         "SELECT id, symbol_id, line, col, roles FROM precise_occurrence WHERE {} ORDER BY id",
                         file_rows::in_file("id")

@@ -58,7 +58,7 @@ impl Db {
     pub async fn projects(&self) -> Result<Vec<ProjectRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT {PROJECT_COLUMNS} FROM project WHERE {} ORDER BY slug",
                     deps::NOT_A_DEPENDENCY
@@ -76,7 +76,7 @@ impl Db {
     pub async fn project(&self, id: i64) -> Result<Option<ProjectRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!("SELECT {PROJECT_COLUMNS} FROM project WHERE id = ?1"),
                 (id,),
             )
@@ -160,7 +160,7 @@ impl Db {
     pub async fn project_by_root(&self, root: &str) -> Result<Option<ProjectRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT {PROJECT_COLUMNS} FROM project WHERE root = ?1 AND {}",
                     deps::NOT_A_DEPENDENCY
@@ -178,7 +178,7 @@ impl Db {
     async fn slug_taken(&self, slug: &str) -> Result<bool> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query("SELECT 1 FROM project WHERE slug = ?1", (slug,))
+            .query_cached("SELECT 1 FROM project WHERE slug = ?1", (slug,))
             .await?;
         Ok(rows.next().await?.is_some())
     }

@@ -39,7 +39,7 @@ impl Db {
     pub async fn all_symbols(&self, project_id: i64) -> Result<Vec<SymbolRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 format!(
                     "SELECT {SYMBOL_COLUMNS} FROM symbol s JOIN source_file f ON f.id = s.file_id \
                      WHERE s.project_id = ?1 ORDER BY f.path, s.start_line, s.end_line DESC"
@@ -72,7 +72,7 @@ impl Db {
     ) -> Result<u64> {
         let conn = self.reader().await?;
         let mut files = conn
-            .query(
+            .query_cached(
                 "SELECT min(id), max(id) FROM source_file WHERE project_id = ?1",
                 (project_id,),
             )
@@ -90,7 +90,7 @@ impl Db {
         // `+project_id`: compared on each row, so turso reads the id range of the table
         // rather than the name index.
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT id, name, kind, qualified_name, signature, docstring FROM symbol \
                  WHERE id >= ?2 AND id < ?3 AND +project_id = ?1 ORDER BY id",
                 (project_id, start, end),
@@ -118,7 +118,7 @@ impl Db {
         let mut ids = Vec::with_capacity(paths.len());
         for path in paths {
             let mut rows = conn
-                .query(
+                .query_cached(
                     "SELECT id FROM source_file WHERE project_id = ?1 AND path = ?2",
                     (project_id, path.as_str()),
                 )
@@ -134,7 +134,7 @@ impl Db {
         for &file_id in &ids {
             let (start, end) = file_rows::range(file_id)?;
             let mut rows = conn
-                .query(
+                .query_cached(
                     format!(
                         "SELECT id, name, kind, qualified_name, signature, docstring FROM symbol \
                          WHERE {} ORDER BY id",

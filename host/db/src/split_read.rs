@@ -47,7 +47,9 @@ impl Db {
     {
         let conn = self.reader().await?;
         let mut ids = Vec::new();
-        let mut rows = conn.query(&read.ids_sql, read.params.clone()).await?;
+        let mut rows = conn
+            .query_cached(&read.ids_sql, read.params.clone())
+            .await?;
         while let Some(row) = rows.next().await? {
             if let Some(id) = int(col(&row, 0)?) {
                 ids.push(id);
@@ -55,7 +57,7 @@ impl Db {
         }
         drop(rows);
         if ids.len() < SPLIT_READ_MIN_ROWS {
-            let rows = conn.query(&read.rows_sql, read.params).await?;
+            let rows = conn.query_cached(&read.rows_sql, read.params).await?;
             return collect(rows, &parse).await;
         }
         drop(conn);
@@ -80,7 +82,7 @@ impl Db {
             let (db, sql, parse) = (self.clone(), sql.clone(), parse.clone());
             parts.push(tokio::spawn(async move {
                 let conn = db.reader().await?;
-                let rows = conn.query(&sql, params).await?;
+                let rows = conn.query_cached(&sql, params).await?;
                 collect(rows, &parse).await
             }));
         }

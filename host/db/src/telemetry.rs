@@ -204,7 +204,7 @@ impl Db {
     ) -> Result<Vec<ToolCallRow>> {
         let conn = self.reader().await?;
         let mut rows = conn
-            .query(
+            .query_cached(
                 "SELECT at_ms, session, project_id, tool, response_tokens, truncated, latency_ms, is_error \
                  FROM tool_call WHERE at_ms >= ?1 AND (?2 IS NULL OR project_id = ?2) ORDER BY at_ms, id",
                 vec![
