@@ -11,10 +11,17 @@
 //! any thread but the pool's first that is a locked slow path (6% of a traced call);
 //! and an answer's pieces repeat (`"file_path"`, `":"`, the same paths), so each
 //! thread keeps the counts of pieces it has seen instead of encoding them again.
+//!
+//! A whole answer is counted twice as a rule: by its router, fitting it (through the
+//! host), and by the host enforcing the budget on the same text. The last texts counted
+//! are kept with their counts, so the second count is a comparison (docs/learnings/
+//! scale.md, stop 45: counting was 13% of the daemon's CPU under load, a third of it the
+//! host's second count).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::collections::VecDeque;
+use std::hash::BuildHasher;
+use std::sync::{LazyLock, Mutex};
 
 use bpe_openai::Tokenizer;
 use regex_automata::meta::{Cache, Regex};
@@ -49,12 +56,54 @@ const PIECES_KEPT: usize = 10_000;
 /// Longest piece whose count is kept (longer ones rarely repeat).
 const PIECE_KEPT_BYTES: usize = 64;
 
+/// Whole texts kept with their counts: the answers of the calls in flight (a router's
+/// last count and the host's come a few milliseconds apart).
+const TEXTS_KEPT: usize = 32;
+
+/// Texts shorter than this are counted again (a comparison saves nothing); longer ones
+/// than the second are not kept (at most `TEXTS_KEPT` × 256 KiB held).
+const TEXT_KEPT_BYTES: std::ops::Range<usize> = 512..256 * 1024;
+
 thread_local! {
     static CACHE: RefCell<Cache> = RefCell::new(SPLIT.create_cache());
-    static PIECES: RefCell<HashMap<Box<str>, u32>> = RefCell::new(HashMap::new());
+    static PIECES: RefCell<foldhash::HashMap<Box<str>, u32>> = RefCell::new(Default::default());
 }
 
+/// The last whole texts counted, newest last: (hash, text, count).
+static TEXTS: Mutex<VecDeque<(u64, Box<str>, u32)>> = Mutex::new(VecDeque::new());
+
+/// The texts' hasher: fixed, so equal texts hash equal on every thread.
+static TEXT_HASH: LazyLock<foldhash::quality::FixedState> = LazyLock::new(Default::default);
+
+/// `text`'s cl100k token count.
 pub fn count(text: &str) -> u32 {
+    if !TEXT_KEPT_BYTES.contains(&text.len()) {
+        return count_pieces(text);
+    }
+    let hash = TEXT_HASH.hash_one(text);
+    let kept = |texts: &VecDeque<(u64, Box<str>, u32)>| {
+        texts
+            .iter()
+            .rev()
+            .find(|(h, t, _)| *h == hash && **t == *text)
+            .map(|&(_, _, n)| n)
+    };
+    if let Some(n) = kept(&TEXTS.lock().unwrap_or_else(|p| p.into_inner())) {
+        tracing::trace!(target: "scryer::tokens", bytes = text.len(), kept = true, "counted");
+        return n;
+    }
+    let n = count_pieces(text);
+    tracing::trace!(target: "scryer::tokens", bytes = text.len(), kept = false, "counted");
+    let mut texts = TEXTS.lock().unwrap_or_else(|p| p.into_inner());
+    if texts.len() >= TEXTS_KEPT {
+        texts.pop_front();
+    }
+    texts.push_back((hash, text.into(), n));
+    n
+}
+
+/// `text`'s count, piece by piece.
+fn count_pieces(text: &str) -> u32 {
     let bpe = &bpe().bpe;
     CACHE.with_borrow_mut(|cache| {
         PIECES.with_borrow_mut(|pieces| {
@@ -82,7 +131,7 @@ pub fn count(text: &str) -> u32 {
 /// One piece's token count, from the thread's memo when it was seen.
 fn piece_count(
     bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding,
-    pieces: &mut HashMap<Box<str>, u32>,
+    pieces: &mut foldhash::HashMap<Box<str>, u32>,
     piece: &str,
 ) -> u32 {
     if piece.len() > PIECE_KEPT_BYTES {
@@ -115,6 +164,40 @@ mod tests {
         let again = words[..100].concat();
         assert_eq!(super::count(&again), tiktoken(&again));
         assert!(super::PIECES.with_borrow(|p| p.len()) <= super::PIECES_KEPT);
+    }
+
+    #[test]
+    fn a_text_counted_again_gets_its_kept_count_and_a_changed_one_its_own() {
+        let reference = tiktoken_rs::cl100k_base().unwrap();
+        let tiktoken = |t: &str| reference.encode_ordinary(t).len() as u32;
+        let text: String = (0..200).map(|i| format!("{{\"line\":{i}}},")).collect();
+        assert!(super::TEXT_KEPT_BYTES.contains(&text.len()));
+        let n = super::count(&text);
+        assert_eq!(n, tiktoken(&text));
+        let kept = |t: &str| {
+            super::TEXTS
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(_, k, c)| &**k == t && *c == n)
+        };
+        assert!(kept(&text), "the text is kept with its count");
+        assert_eq!(super::count(&text), n);
+        // Same length, one byte changed: counted on its own, not taken for the kept one.
+        let changed = text.replacen("\"line\":7}", "\"line\":7 ", 1);
+        assert_eq!(changed.len(), text.len());
+        assert_eq!(super::count(&changed), tiktoken(&changed));
+        assert_ne!(tiktoken(&changed), n);
+        // Past the cap a text is counted, not kept.
+        let long = "word ".repeat(super::TEXT_KEPT_BYTES.end / 5 + 1);
+        assert_eq!(super::count(&long), tiktoken(&long));
+        assert!(
+            !super::TEXTS
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(_, k, _)| **k == *long)
+        );
     }
 
     #[test]
