@@ -43,7 +43,7 @@ pub use file_rows::keys_of_file;
 pub use files::{Facts, FileRow, FileWrite};
 pub use precise::*;
 pub(crate) use projects::PROJECT_COLUMNS;
-pub use projects::ProjectRow;
+pub use projects::{ProjectRow, select_project};
 pub use ref_kinds::{kind_bits, ref_kind_has_code};
 pub use search_rows::SearchRow;
 pub use symbols::{NameUses, RefRow, SymbolRow};

@@ -52,6 +52,20 @@ fn project_columns(row: &turso::Row) -> Result<ProjectRow> {
 /// Most `-N` suffixes tried for a project's slug before registration gives up.
 const MAX_SLUG_SUFFIX: u32 = 1000;
 
+/// The project `selector` names among `all` (the rows [`Db::projects`] read), as
+/// [`Db::project_by_selector`] finds it: for a caller that has read them already.
+pub fn select_project<'a>(all: &'a [ProjectRow], selector: &str) -> Option<&'a ProjectRow> {
+    let sel = selector.trim();
+    let sel = if sel.len() > 1 {
+        sel.trim_end_matches('/')
+    } else {
+        sel
+    };
+    let by_id = sel.parse::<i64>().ok();
+    all.iter()
+        .find(|p| p.slug == sel || p.root == sel || Some(p.id) == by_id)
+}
+
 impl Db {
     /// The user's projects, by slug. The rows that hold a dependency crate's index are
     /// not projects anyone registered, and are left out.
@@ -90,17 +104,7 @@ impl Db {
     /// A user project by slug, numeric id or root path (exact, after trimming a trailing
     /// `/`). Dependency index rows never match: they are not in [`Db::projects`].
     pub async fn project_by_selector(&self, selector: &str) -> Result<Option<ProjectRow>> {
-        let sel = selector.trim();
-        let sel = if sel.len() > 1 {
-            sel.trim_end_matches('/')
-        } else {
-            sel
-        };
-        let all = self.projects().await?;
-        let by_id = sel.parse::<i64>().ok();
-        Ok(all
-            .into_iter()
-            .find(|p| p.slug == sel || p.root == sel || Some(p.id) == by_id))
+        Ok(select_project(&self.projects().await?, selector).cloned())
     }
 
     /// Registers `root` (canonical, absolute) or returns the existing registration. The

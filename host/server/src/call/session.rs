@@ -157,10 +157,16 @@ pub(crate) async fn session_project(
 
     // 2. explicit project.
     if let Some(sel) = explicit {
-        let found = db
-            .project_by_selector(sel)
-            .await
-            .map_err(|e| format!("internal error: {e:#}"))?;
+        // From the rows read above (reading them again for every call was 1.7% of the
+        // daemon's CPU under load: docs/learnings/scale.md, stop 45); read again only
+        // for a project registered since.
+        let found = match scryer_db::select_project(&all, sel) {
+            Some(p) => Some(p.clone()),
+            None => db
+                .project_by_selector(sel)
+                .await
+                .map_err(|e| format!("internal error: {e:#}"))?,
+        };
         return match found {
             Some(p) => Ok(Some(p)),
             None => {
