@@ -329,7 +329,11 @@ mod tests {
         };
         let writer = db.telemetry_writer().await.unwrap();
         assert_eq!(synchronous(&writer.conn).await, Some(1), "NORMAL");
-        assert_eq!(synchronous(&db.connect().await.unwrap()).await, Some(2), "FULL");
+        assert_eq!(
+            synchronous(&db.connect().await.unwrap()).await,
+            Some(2),
+            "FULL"
+        );
         writer
             .write(&[call(10, "s", "a", 1, 1), call(20, "s", "b", 2, 2)])
             .await
