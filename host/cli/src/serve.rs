@@ -371,12 +371,27 @@ enum Kind {
     Other,
 }
 
+/// The two members of a JSON-RPC line the relay looks at; the rest (an answer's
+/// `result`, a call's `params`) is skipped, not built into a tree. Building every daemon
+/// line as a `Value` was most of the relay's CPU under load (docs/learnings/scale.md,
+/// stop 45).
+#[derive(serde::Deserialize)]
+struct Head {
+    method: Option<String>,
+    id: Option<Value>,
+}
+
 fn classify(line: &[u8]) -> Kind {
-    let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(line) else {
+    // An object only: serde would also read an array positionally into `Head`.
+    if line.trim_ascii_start().first() != Some(&b'{') {
+        return Kind::Other;
+    }
+    let Ok(head) = serde_json::from_slice::<Head>(line) else {
         return Kind::Other;
     };
-    let id = m.get("id").filter(|i| !i.is_null()).map(|i| i.to_string());
-    match (m.get("method").and_then(Value::as_str), id) {
+    // `"id": null` reads as no id.
+    let id = head.id.map(|i| i.to_string());
+    match (head.method.as_deref(), id) {
         (Some("initialize"), Some(id)) => Kind::Initialize(id),
         (Some("notifications/initialized"), None) => Kind::Initialized,
         (Some(_), Some(id)) => Kind::Request(id),
@@ -621,6 +636,19 @@ mod tests {
             Kind::Response("\"a\"".into())
         );
         assert_eq!(classify(b"not json"), Kind::Other);
+        assert_eq!(classify(br#"["initialize", 5]"#), Kind::Other);
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","id":null,"method":"tools/call"}"#),
+            Kind::Other
+        );
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","id":{"k":[1]},"error":{"code":1}}"#),
+            Kind::Response(r#"{"k":[1]}"#.into())
+        );
+        assert_eq!(
+            classify(br#"  {"result":{"content":[{"text":"{\"id\":9}"}]},"id":3}"#),
+            Kind::Response("3".into())
+        );
     }
 
     #[test]
