@@ -11,6 +11,7 @@ pub mod deps;
 pub mod edges;
 pub mod file_limits;
 pub mod foreground;
+pub(crate) mod grammar;
 pub mod indexer;
 pub mod lang;
 pub mod model;

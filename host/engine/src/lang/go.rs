@@ -26,6 +26,7 @@
 //! Not covered: receiver types of other variables are not inferred; embedded fields are not
 //! definitions.
 
+use crate::grammar::NodeExt;
 use std::collections::HashSet;
 
 use tree_sitter::Node;
@@ -168,28 +169,28 @@ impl<'s> Extractor<'s> {
 
     fn collect_imports(&mut self, root: Node<'_>) {
         for decl in named_kids(root) {
-            if decl.kind() != "import_declaration" {
+            if decl.kind_str() != "import_declaration" {
                 continue;
             }
             let mut specs = Vec::new();
             for c in named_kids(decl) {
-                match c.kind() {
+                match c.kind_str() {
                     "import_spec" => specs.push(c),
                     "import_spec_list" => specs.extend(
                         named_kids(c)
                             .into_iter()
-                            .filter(|s| s.kind() == "import_spec"),
+                            .filter(|s| s.kind_str() == "import_spec"),
                     ),
                     _ => {}
                 }
             }
             for spec in specs {
                 let alias = spec
-                    .child_by_field_name("name")
-                    .filter(|n| n.kind() == "package_identifier")
+                    .field("name")
+                    .filter(|n| n.kind_str() == "package_identifier")
                     .map(|n| self.text(n));
                 let last = spec
-                    .child_by_field_name("path")
+                    .field("path")
                     .and_then(|p| import_path_parts(self.text(p)).last().copied());
                 if let Some(name) = alias.or(last) {
                     self.packages.insert(name);
@@ -201,7 +202,7 @@ impl<'s> Extractor<'s> {
     /// The declaration a definition spans: a lone spec's whole declaration, else the spec.
     fn item(&self, spec: Node<'s>) -> Node<'s> {
         match spec.parent() {
-            Some(p) if p.named_child_count() == 1 && p.kind().ends_with("_declaration") => p,
+            Some(p) if p.named_child_count() == 1 && p.kind_str().ends_with("_declaration") => p,
             _ => spec,
         }
     }
@@ -212,7 +213,7 @@ impl<'s> Extractor<'s> {
         let mut row = item.start_position().row;
         let mut cur = item.prev_named_sibling();
         while let Some(c) = cur {
-            if c.kind() != "comment" || c.end_position().row + 1 != row {
+            if c.kind_str() != "comment" || c.end_position().row + 1 != row {
                 break;
             }
             let t = self.text(c);
@@ -262,7 +263,7 @@ impl<'s> Extractor<'s> {
     /// so that this frame stays small: an unoptimised build otherwise spends ~9 KB of stack
     /// per nesting level.
     fn walk_inner(&mut self, n: Node<'s>, enc: &str) {
-        match n.kind() {
+        match n.kind_str() {
             "source_file" => self.kids(n, enc),
             "package_clause" | "comment" => {}
             "import_declaration" | "import_spec_list" => self.kids(n, enc),
@@ -304,7 +305,7 @@ impl<'s> Extractor<'s> {
             | "iota"
             | "label_name" => {}
             "parameter_declaration" | "variadic_parameter_declaration" => {
-                if let Some(t) = n.child_by_field_name("type") {
+                if let Some(t) = n.field("type") {
                     self.walk(t, enc);
                 }
             }
@@ -314,7 +315,7 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_import_spec(&mut self, n: Node<'s>, enc: &str) {
-        if let Some(p) = n.child_by_field_name("path") {
+        if let Some(p) = n.field("path") {
             let raw = self.text(p);
             let parts = import_path_parts(raw);
             if let Some((last, rest)) = parts.split_last() {
@@ -335,11 +336,11 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_function_declaration(&mut self, n: Node<'s>, _enc: &str) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field("name") else {
             return;
         };
         let q = join(&self.module, self.text(name));
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let sig = self.header(n, body.map(|b| b.start_byte()).unwrap_or(n.end_byte()));
         let doc = self.doc(n);
         self.out.def(
@@ -357,19 +358,19 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_method_declaration(&mut self, n: Node<'s>, _enc: &str) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field("name") else {
             return;
         };
-        let recv = n.child_by_field_name("receiver");
+        let recv = n.field("receiver");
         let (recv_var, recv_type) = recv
             .and_then(|r| {
                 named_kids(r)
                     .into_iter()
-                    .find(|p| p.kind() == "parameter_declaration")
+                    .find(|p| p.kind_str() == "parameter_declaration")
             })
             .map(|p| {
-                let var = p.child_by_field_name("name").map(|v| self.text(v));
-                let ty = p.child_by_field_name("type").map(|t| self.base_type(t));
+                let var = p.field("name").map(|v| self.text(v));
+                let ty = p.field("type").map(|t| self.base_type(t));
                 (var, ty)
             })
             .unwrap_or((None, None));
@@ -381,7 +382,7 @@ impl<'s> Extractor<'s> {
                 .unwrap_or(self.module.clone()),
             self.text(name),
         );
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let sig = self.header(n, body.map(|b| b.start_byte()).unwrap_or(n.end_byte()));
         let doc = self.doc(n);
         self.out.def(
@@ -404,7 +405,7 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_type_declaration(&mut self, n: Node<'s>, enc: &str) {
         for spec in named_kids(n) {
-            match spec.kind() {
+            match spec.kind_str() {
                 "type_spec" | "type_alias" => self.type_spec(spec),
                 _ => self.walk(spec, enc),
             }
@@ -414,7 +415,7 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_const_declaration(&mut self, n: Node<'s>, enc: &str) {
         for spec in named_kids(n) {
-            match spec.kind() {
+            match spec.kind_str() {
                 "const_spec" | "var_spec" => self.value_spec(spec, enc),
                 _ => self.walk(spec, enc),
             }
@@ -431,10 +432,7 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_qualified_type(&mut self, n: Node<'s>, enc: &str) {
-        if let (Some(p), Some(name)) = (
-            n.child_by_field_name("package"),
-            n.child_by_field_name("name"),
-        ) {
+        if let (Some(p), Some(name)) = (n.field("package"), n.field("name")) {
             let q = self.text(p).to_string();
             self.reference(name, RK::Type, Some(q), enc);
         }
@@ -442,12 +440,12 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_call_expression(&mut self, n: Node<'s>, enc: &str) {
-        let f = n.child_by_field_name("function");
+        let f = n.field("function");
         match f {
-            Some(f) if f.kind() == "identifier" && !self.is_local(self.text(f)) => {
+            Some(f) if f.kind_str() == "identifier" && !self.is_local(self.text(f)) => {
                 self.reference(f, RK::Call, None, enc);
             }
-            Some(f) if f.kind() == "selector_expression" => self.selector(f, true, enc),
+            Some(f) if f.kind_str() == "selector_expression" => self.selector(f, true, enc),
             Some(f) => self.walk(f, enc),
             None => {}
         }
@@ -460,21 +458,21 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_composite_literal(&mut self, n: Node<'s>, enc: &str) {
-        let ty = n.child_by_field_name("type");
+        let ty = n.field("type");
         if let Some(t) = ty {
             self.walk(t, enc);
         }
         let type_name = ty.map(|t| self.base_type(t)).filter(|t| !t.is_empty());
-        if let Some(body) = n.child_by_field_name("body") {
+        if let Some(body) = n.field("body") {
             self.literal_value(body, type_name.as_deref(), enc);
         }
     }
 
     #[inline(never)]
     fn arm_short_var_declaration(&mut self, n: Node<'s>, enc: &str) {
-        let binds = n.kind() != "assignment_statement";
+        let binds = n.kind_str() != "assignment_statement";
         for c in named_kids(n) {
-            if binds && Some(c) == n.child_by_field_name("left") {
+            if binds && Some(c) == n.field("left") {
                 // Bound names are locals; the left side of `:=` reads nothing.
                 continue;
             }
@@ -485,7 +483,7 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_labeled_statement(&mut self, n: Node<'s>, enc: &str) {
         for c in named_kids(n) {
-            if c.kind() != "label_name" {
+            if c.kind_str() != "label_name" {
                 self.walk(c, enc);
             }
         }
@@ -493,18 +491,18 @@ impl<'s> Extractor<'s> {
 
     /// The named type of a receiver or literal type: `*Point` → `Point`, `List[T]` → `List`.
     fn base_type(&self, t: Node<'_>) -> String {
-        match t.kind() {
+        match t.kind_str() {
             "type_identifier" => self.text(t).to_string(),
             "pointer_type" | "parenthesized_type" => t
                 .named_child(0)
                 .map(|c| self.base_type(c))
                 .unwrap_or_default(),
             "generic_type" => t
-                .child_by_field_name("type")
+                .field("type")
                 .map(|c| self.base_type(c))
                 .unwrap_or_default(),
             "qualified_type" => t
-                .child_by_field_name("name")
+                .field("name")
                 .map(|c| self.text(c).to_string())
                 .unwrap_or_default(),
             _ => String::new(),
@@ -513,11 +511,11 @@ impl<'s> Extractor<'s> {
 
     fn literal_value(&mut self, body: Node<'s>, type_name: Option<&str>, enc: &str) {
         for el in named_kids(body) {
-            if el.kind() == "keyed_element" {
-                let key = el.child_by_field_name("key");
-                let value = el.child_by_field_name("value");
+            if el.kind_str() == "keyed_element" {
+                let key = el.field("key");
+                let value = el.field("value");
                 if let Some(k) = key {
-                    let id = k.named_child(0).filter(|c| c.kind() == "identifier");
+                    let id = k.named_child(0).filter(|c| c.kind_str() == "identifier");
                     match (id, type_name) {
                         (Some(id), Some(t)) if k.named_child_count() == 1 => {
                             self.reference(id, RK::Field, Some(t.to_string()), enc)
@@ -537,7 +535,7 @@ impl<'s> Extractor<'s> {
     /// A literal element: a nested `{..}` literal has no type of its own here.
     fn element(&mut self, el: Node<'s>, enc: &str) {
         match el.named_child(0) {
-            Some(lv) if el.kind() == "literal_element" && lv.kind() == "literal_value" => {
+            Some(lv) if el.kind_str() == "literal_element" && lv.kind_str() == "literal_value" => {
                 self.literal_value(lv, None, enc)
             }
             _ => self.walk(el, enc),
@@ -545,13 +543,10 @@ impl<'s> Extractor<'s> {
     }
 
     fn selector(&mut self, n: Node<'s>, call: bool, enc: &str) {
-        let (Some(op), Some(field)) = (
-            n.child_by_field_name("operand"),
-            n.child_by_field_name("field"),
-        ) else {
+        let (Some(op), Some(field)) = (n.field("operand"), n.field("field")) else {
             return self.kids(n, enc);
         };
-        if op.kind() == "identifier" {
+        if op.kind_str() == "identifier" {
             let name = self.text(op);
             if let Some((var, ty)) = &self.receiver
                 && *var == name
@@ -575,15 +570,15 @@ impl<'s> Extractor<'s> {
     }
 
     fn type_spec(&mut self, spec: Node<'s>) {
-        let Some(name) = spec.child_by_field_name("name") else {
+        let Some(name) = spec.field("name") else {
             return;
         };
-        let ty = spec.child_by_field_name("type");
+        let ty = spec.field("type");
         let item = self.item(spec);
         let type_name = self.text(name);
         let q = join(&self.module, type_name);
-        let kind = match ty.map(|t| t.kind()) {
-            _ if spec.kind() == "type_alias" => SK::TypeAlias,
+        let kind = match ty.map(|t| t.kind_str()) {
+            _ if spec.kind_str() == "type_alias" => SK::TypeAlias,
             Some("struct_type") => SK::Struct,
             Some("interface_type") => SK::Interface,
             _ => SK::TypeAlias,
@@ -592,7 +587,7 @@ impl<'s> Extractor<'s> {
             Some(t) if matches!(kind, SK::Struct | SK::Interface) => {
                 let body = named_kids(t).into_iter().next();
                 let end = body
-                    .filter(|b| b.kind() == "field_declaration_list")
+                    .filter(|b| b.kind_str() == "field_declaration_list")
                     .map(|b| b.start_byte())
                     .unwrap_or_else(|| {
                         self.out.src[t.start_byte()..t.end_byte()]
@@ -608,22 +603,22 @@ impl<'s> Extractor<'s> {
         self.out
             .def(item, name, type_name, kind, q.clone(), None, sig, doc);
         let mut tparams = HashSet::new();
-        if let Some(tp) = spec.child_by_field_name("type_parameters") {
+        if let Some(tp) = spec.field("type_parameters") {
             for d in named_kids(tp) {
-                if let Some(n) = d.child_by_field_name("name") {
+                if let Some(n) = d.field("name") {
                     tparams.insert(self.text(n));
                 }
                 for c in named_kids(d) {
-                    if c.kind() == "identifier" {
+                    if c.kind_str() == "identifier" {
                         tparams.insert(self.text(c));
                     }
                 }
             }
         }
         self.scopes.push(tparams);
-        if let Some(tp) = spec.child_by_field_name("type_parameters") {
+        if let Some(tp) = spec.field("type_parameters") {
             for d in named_kids(tp) {
-                if let Some(t) = d.child_by_field_name("type") {
+                if let Some(t) = d.field("type") {
                     self.walk(t, &q);
                 }
             }
@@ -632,7 +627,7 @@ impl<'s> Extractor<'s> {
             (SK::Struct, Some(t)) => {
                 for list in named_kids(t) {
                     for f in named_kids(list) {
-                        if f.kind() != "field_declaration" {
+                        if f.kind_str() != "field_declaration" {
                             continue;
                         }
                         let mut c = f.walk();
@@ -653,7 +648,7 @@ impl<'s> Extractor<'s> {
                                 doc,
                             );
                         }
-                        if let Some(ft) = f.child_by_field_name("type") {
+                        if let Some(ft) = f.field("type") {
                             self.walk(ft, &q);
                         }
                     }
@@ -661,8 +656,8 @@ impl<'s> Extractor<'s> {
             }
             (SK::Interface, Some(t)) => {
                 for m in named_kids(t) {
-                    if m.kind() == "method_elem"
-                        && let Some(nn) = m.child_by_field_name("name")
+                    if m.kind_str() == "method_elem"
+                        && let Some(nn) = m.field("name")
                     {
                         let mname = self.text(nn);
                         let sig = collapse(self.text(m));
@@ -697,7 +692,7 @@ impl<'s> Extractor<'s> {
         let in_function = !self.scopes.is_empty();
         if !in_function {
             let item = self.item(spec);
-            let kind = if spec.kind() == "const_spec" {
+            let kind = if spec.kind_str() == "const_spec" {
                 SK::Const
             } else {
                 SK::Static
@@ -705,7 +700,7 @@ impl<'s> Extractor<'s> {
             let mut c = spec.walk();
             let names: Vec<Node<'_>> = spec
                 .children_by_field_name("name", &mut c)
-                .filter(|n| n.kind() == "identifier")
+                .filter(|n| n.kind_str() == "identifier")
                 .collect();
             let sig = self.first_line(item);
             let doc = self.doc(item);
@@ -727,7 +722,7 @@ impl<'s> Extractor<'s> {
             }
         }
         for f in ["type", "value"] {
-            if let Some(c) = spec.child_by_field_name(f) {
+            if let Some(c) = spec.field(f) {
                 self.walk(c, enc);
             }
         }
@@ -737,8 +732,8 @@ impl<'s> Extractor<'s> {
     fn function(&mut self, n: Node<'s>, enc: &str, receiver: Option<(&'s str, String)>) {
         let mut locals = HashSet::new();
         for f in ["receiver", "parameters", "result", "type_parameters"] {
-            if let Some(p) = n.child_by_field_name(f)
-                && p.kind().ends_with("_list")
+            if let Some(p) = n.field(f)
+                && p.kind_str().ends_with("_list")
             {
                 for d in named_kids(p) {
                     let mut c = d.walk();
@@ -748,19 +743,19 @@ impl<'s> Extractor<'s> {
                 }
             }
         }
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         if let Some(b) = body {
             self.bindings(b, &mut locals);
         }
         let saved = std::mem::replace(&mut self.receiver, receiver);
         self.scopes.push(locals);
         for f in ["receiver", "type_parameters", "parameters", "result"] {
-            if let Some(p) = n.child_by_field_name(f) {
-                if p.kind().ends_with("_list") {
+            if let Some(p) = n.field(f) {
+                if p.kind_str().ends_with("_list") {
                     for d in named_kids(p) {
-                        match d.kind() {
+                        match d.kind_str() {
                             "type_parameter_declaration" => {
-                                if let Some(t) = d.child_by_field_name("type") {
+                                if let Some(t) = d.field("type") {
                                     self.walk(t, enc);
                                 }
                             }
@@ -782,12 +777,12 @@ impl<'s> Extractor<'s> {
     /// Names bound in a function body (not descending into func literals).
     fn bindings(&self, n: Node<'_>, into: &mut HashSet<&'s str>) {
         for c in named_kids(n) {
-            match c.kind() {
+            match c.kind_str() {
                 "func_literal" => {}
                 "short_var_declaration" | "range_clause" => {
-                    if let Some(left) = c.child_by_field_name("left") {
+                    if let Some(left) = c.field("left") {
                         for id in named_kids(left) {
-                            if id.kind() == "identifier" {
+                            if id.kind_str() == "identifier" {
                                 into.insert(self.text(id));
                             }
                         }
@@ -802,20 +797,20 @@ impl<'s> Extractor<'s> {
                     self.bindings(c, into);
                 }
                 "type_switch_statement" => {
-                    if let Some(alias) = c.child_by_field_name("alias") {
+                    if let Some(alias) = c.field("alias") {
                         for id in named_kids(alias) {
                             into.insert(self.text(id));
                         }
-                        if alias.kind() == "identifier" {
+                        if alias.kind_str() == "identifier" {
                             into.insert(self.text(alias));
                         }
                     }
                     self.bindings(c, into);
                 }
                 "receive_statement" => {
-                    if let Some(left) = c.child_by_field_name("left") {
+                    if let Some(left) = c.field("left") {
                         for id in named_kids(left) {
-                            if id.kind() == "identifier" {
+                            if id.kind_str() == "identifier" {
                                 into.insert(self.text(id));
                             }
                         }

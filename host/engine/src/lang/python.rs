@@ -26,6 +26,7 @@
 //! are not definitions; string annotations (`"Foo"`) are not parsed; `match` case
 //! patterns are skipped (no references, no bindings); receiver types of locals are not inferred.
 
+use crate::grammar::NodeExt;
 use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
@@ -205,13 +206,13 @@ impl<'s> Extractor<'s> {
     fn assigned_at_module_level(&self, root: Node<'_>) -> HashSet<&'s str> {
         let mut out = HashSet::new();
         for stmt in named_kids(root) {
-            if stmt.kind() != "expression_statement" {
+            if stmt.kind_str() != "expression_statement" {
                 continue;
             }
             for a in named_kids(stmt) {
-                if a.kind() == "assignment"
-                    && let Some(left) = a.child_by_field_name("left")
-                    && left.kind() == "identifier"
+                if a.kind_str() == "assignment"
+                    && let Some(left) = a.field("left")
+                    && left.kind_str() == "identifier"
                 {
                     out.insert(self.text(left));
                 }
@@ -233,19 +234,19 @@ impl<'s> Extractor<'s> {
     }
 
     fn statement(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
-        match n.kind() {
+        match n.kind_str() {
             "function_definition" => self.function(n, &[], ctx),
             "class_definition" => self.class(n, ctx),
             "decorated_definition" => {
                 let mut decorators = Vec::new();
                 for child in named_kids(n) {
-                    if child.kind() == "decorator" {
+                    if child.kind_str() == "decorator" {
                         self.decorator(child, ctx);
                         decorators.push(child);
                     }
                 }
-                if let Some(def) = n.child_by_field_name("definition") {
-                    match def.kind() {
+                if let Some(def) = n.field("definition") {
+                    match def.kind_str() {
                         "function_definition" => self.function(def, &decorators, ctx),
                         "class_definition" => self.class(def, ctx),
                         _ => self.expr(def, ctx),
@@ -257,7 +258,7 @@ impl<'s> Extractor<'s> {
             }
             "expression_statement" => {
                 for child in named_kids(n) {
-                    if child.kind() == "assignment" {
+                    if child.kind_str() == "assignment" {
                         if ctx.module_level {
                             self.maybe_const(n, child, ctx);
                         }
@@ -270,14 +271,14 @@ impl<'s> Extractor<'s> {
             "type_alias_statement" => self.type_alias(n, ctx),
             "global_statement" | "nonlocal_statement" | "pass_statement" | "comment" => {}
             "for_statement" => {
-                if let Some(left) = n.child_by_field_name("left") {
+                if let Some(left) = n.field("left") {
                     self.target(left, ctx);
                 }
-                if let Some(right) = n.child_by_field_name("right") {
+                if let Some(right) = n.field("right") {
                     self.expr(right, ctx);
                 }
                 for field in ["body", "alternative"] {
-                    if let Some(b) = n.child_by_field_name(field) {
+                    if let Some(b) = n.field(field) {
                         self.statement(b, ctx);
                     }
                 }
@@ -293,18 +294,18 @@ impl<'s> Extractor<'s> {
 
     /// Compound statements: nested statements stay statements, the rest are expressions.
     fn compound(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
-        match n.kind() {
+        match n.kind_str() {
             "with_item" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.expr(v, ctx);
                 }
                 return;
             }
             "except_clause" => {
                 for child in named_kids(n) {
-                    if n.child_by_field_name("alias") == Some(child) {
+                    if n.field("alias") == Some(child) {
                         self.target(child, ctx);
-                    } else if child.kind() == "block" {
+                    } else if child.kind_str() == "block" {
                         self.statement(child, ctx);
                     } else {
                         self.expr(child, ctx);
@@ -315,7 +316,7 @@ impl<'s> Extractor<'s> {
             _ => {}
         }
         for child in named_kids(n) {
-            match child.kind() {
+            match child.kind_str() {
                 "with_clause" | "with_item" => self.compound(child, ctx),
                 "case_pattern" => {}
                 k if k.ends_with("statement")
@@ -335,17 +336,17 @@ impl<'s> Extractor<'s> {
     fn docstring(&self, body: Option<Node<'_>>) -> Option<String> {
         let first = named_kids(body?)
             .into_iter()
-            .find(|c| c.kind() != "comment")?;
-        if first.kind() != "expression_statement" {
+            .find(|c| c.kind_str() != "comment")?;
+        if first.kind_str() != "expression_statement" {
             return None;
         }
         let s = first.named_child(0)?;
-        if s.kind() != "string" {
+        if s.kind_str() != "string" {
             return None;
         }
         let content: String = named_kids(s)
             .into_iter()
-            .filter(|c| c.kind() == "string_content" || c.kind() == "escape_sequence")
+            .filter(|c| c.kind_str() == "string_content" || c.kind_str() == "escape_sequence")
             .map(|c| self.text(c))
             .collect();
         let doc = cleandoc(&content);
@@ -355,7 +356,7 @@ impl<'s> Extractor<'s> {
     /// The header of a `def`/`class`: from its start to its body, without the colon.
     fn header(&self, n: Node<'_>) -> String {
         let end = n
-            .child_by_field_name("body")
+            .field("body")
             .map(|b| b.start_byte())
             .unwrap_or(n.end_byte());
         let raw = self.out.src.get(n.start_byte()..end).unwrap_or("");
@@ -373,12 +374,12 @@ impl<'s> Extractor<'s> {
     }
 
     fn class(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field("name") else {
             return;
         };
         let name = self.text(name_node);
         let qname = join(&ctx.prefix, name);
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let doc = self.docstring(body);
         self.out.def(
             n,
@@ -397,10 +398,10 @@ impl<'s> Extractor<'s> {
             self_name: ctx.self_name,
             module_level: false,
         };
-        if let Some(sup) = n.child_by_field_name("superclasses") {
+        if let Some(sup) = n.field("superclasses") {
             for arg in named_kids(sup) {
-                if arg.kind() == "keyword_argument" {
-                    if let Some(v) = arg.child_by_field_name("value") {
+                if arg.kind_str() == "keyword_argument" {
+                    if let Some(v) = arg.field("value") {
                         self.expr(v, &inner);
                     }
                 } else {
@@ -414,12 +415,12 @@ impl<'s> Extractor<'s> {
     }
 
     fn function(&mut self, n: Node<'_>, decorators: &[Node<'_>], ctx: &Ctx<'s>) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field("name") else {
             return;
         };
         let name = self.text(name_node);
         let qname = join(&ctx.prefix, name);
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let kind = if ctx.owner.is_some() {
             SK::Method
         } else {
@@ -441,14 +442,14 @@ impl<'s> Extractor<'s> {
             .any(|d| self.text(*d).trim() == "@staticmethod");
         let mut locals = HashSet::new();
         let mut first_param = None;
-        let params = n.child_by_field_name("parameters");
+        let params = n.field("parameters");
         if let Some(params) = params {
             for p in named_kids(params) {
                 let before = locals.len();
                 self.param_names(p, &mut locals);
                 if first_param.is_none()
                     && locals.len() > before
-                    && p.kind() != "list_splat_pattern"
+                    && p.kind_str() != "list_splat_pattern"
                 {
                     first_param = self.param_name(p);
                 }
@@ -478,15 +479,15 @@ impl<'s> Extractor<'s> {
         // Defaults and annotations are read in the enclosing scope.
         if let Some(params) = params {
             for p in named_kids(params) {
-                if let Some(t) = p.child_by_field_name("type") {
+                if let Some(t) = p.field("type") {
                     self.type_expr(t, &inner);
                 }
-                if let Some(v) = p.child_by_field_name("value") {
+                if let Some(v) = p.field("value") {
                     self.expr(v, &inner);
                 }
             }
         }
-        if let Some(rt) = n.child_by_field_name("return_type") {
+        if let Some(rt) = n.field("return_type") {
             self.type_expr(rt, &inner);
         }
         self.scopes.push(locals);
@@ -499,22 +500,22 @@ impl<'s> Extractor<'s> {
     }
 
     fn param_name(&self, p: Node<'_>) -> Option<&'s str> {
-        match p.kind() {
+        match p.kind_str() {
             "identifier" => Some(self.text(p)),
             "typed_parameter" => p
                 .named_child(0)
-                .filter(|c| c.kind() == "identifier")
+                .filter(|c| c.kind_str() == "identifier")
                 .map(|c| self.text(c)),
             "default_parameter" | "typed_default_parameter" => p
-                .child_by_field_name("name")
-                .filter(|c| c.kind() == "identifier")
+                .field("name")
+                .filter(|c| c.kind_str() == "identifier")
                 .map(|c| self.text(c)),
             _ => None,
         }
     }
 
     fn param_names(&self, p: Node<'_>, into: &mut HashSet<&'s str>) {
-        match p.kind() {
+        match p.kind_str() {
             "identifier" => {
                 into.insert(self.text(p));
             }
@@ -523,13 +524,13 @@ impl<'s> Extractor<'s> {
             | "dictionary_splat_pattern"
             | "tuple_pattern" => {
                 for c in named_kids(p) {
-                    if p.child_by_field_name("type") != Some(c) {
+                    if p.field("type") != Some(c) {
                         self.param_names(c, into);
                     }
                 }
             }
             "default_parameter" | "typed_default_parameter" => {
-                if let Some(name) = p.child_by_field_name("name") {
+                if let Some(name) = p.field("name") {
                     self.param_names(name, into);
                 }
             }
@@ -544,7 +545,7 @@ impl<'s> Extractor<'s> {
 
     /// Names bound by a target (`a`, `a, b`, `[a, *b]`); attributes and subscripts bind none.
     fn target_names(&self, n: Node<'_>, into: &mut HashSet<&'s str>) {
-        match n.kind() {
+        match n.kind_str() {
             "identifier" => {
                 into.insert(self.text(n));
             }
@@ -569,9 +570,9 @@ impl<'s> Extractor<'s> {
     /// into nested functions, classes or lambdas (whose own names are bound here).
     fn bindings(&self, n: Node<'_>, locals: &mut HashSet<&'s str>, globals: &mut HashSet<&'s str>) {
         for c in named_kids(n) {
-            match c.kind() {
+            match c.kind_str() {
                 "function_definition" | "class_definition" => {
-                    if let Some(name) = c.child_by_field_name("name") {
+                    if let Some(name) = c.field("name") {
                         locals.insert(self.text(name));
                     }
                 }
@@ -579,26 +580,26 @@ impl<'s> Extractor<'s> {
                 "lambda" => {}
                 "global_statement" | "nonlocal_statement" => {
                     for id in named_kids(c) {
-                        if id.kind() == "identifier" {
+                        if id.kind_str() == "identifier" {
                             globals.insert(self.text(id));
                         }
                     }
                 }
                 "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                    if let Some(left) = c.child_by_field_name("left") {
+                    if let Some(left) = c.field("left") {
                         self.target_names(left, locals);
                     }
                     self.bindings(c, locals, globals);
                 }
                 "named_expression" => {
-                    if let Some(name) = c.child_by_field_name("name") {
+                    if let Some(name) = c.field("name") {
                         locals.insert(self.text(name));
                     }
                     self.bindings(c, locals, globals);
                 }
                 "as_pattern_target" => self.target_names(c, locals),
                 "except_clause" => {
-                    if let Some(alias) = c.child_by_field_name("alias") {
+                    if let Some(alias) = c.field("alias") {
                         self.target_names(alias, locals);
                     }
                     self.bindings(c, locals, globals);
@@ -613,21 +614,15 @@ impl<'s> Extractor<'s> {
 
     fn decorator(&mut self, d: Node<'_>, ctx: &Ctx<'s>) {
         let Some(e) = d.named_child(0) else { return };
-        let (callee, args) = if e.kind() == "call" {
-            (
-                e.child_by_field_name("function"),
-                e.child_by_field_name("arguments"),
-            )
+        let (callee, args) = if e.kind_str() == "call" {
+            (e.field("function"), e.field("arguments"))
         } else {
             (Some(e), None)
         };
         match callee {
-            Some(c) if c.kind() == "identifier" => self.reference(c, RK::Call, None, ctx),
-            Some(c) if c.kind() == "attribute" => {
-                if let (Some(obj), Some(attr)) = (
-                    c.child_by_field_name("object"),
-                    c.child_by_field_name("attribute"),
-                ) {
+            Some(c) if c.kind_str() == "identifier" => self.reference(c, RK::Call, None, ctx),
+            Some(c) if c.kind_str() == "attribute" => {
+                if let (Some(obj), Some(attr)) = (c.field("object"), c.field("attribute")) {
                     let q = self.qualifier(obj, ctx);
                     self.expr(obj, ctx);
                     self.reference(attr, RK::Call, q, ctx);
@@ -642,10 +637,10 @@ impl<'s> Extractor<'s> {
     }
 
     fn maybe_const(&mut self, stmt: Node<'_>, a: Node<'_>, ctx: &Ctx<'s>) {
-        let Some(left) = a.child_by_field_name("left") else {
+        let Some(left) = a.field("left") else {
             return;
         };
-        if left.kind() != "identifier" {
+        if left.kind_str() != "identifier" {
             return;
         }
         let name = self.text(left);
@@ -666,10 +661,10 @@ impl<'s> Extractor<'s> {
     }
 
     fn type_alias(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
-        let left = n.child_by_field_name("left");
+        let left = n.field("left");
         let name_node = left.and_then(|l| {
             let mut cur = l;
-            while cur.kind() != "identifier" {
+            while cur.kind_str() != "identifier" {
                 cur = cur.named_child(0)?;
             }
             Some(cur)
@@ -688,20 +683,20 @@ impl<'s> Extractor<'s> {
                 None,
             );
         }
-        if let Some(r) = n.child_by_field_name("right") {
+        if let Some(r) = n.field("right") {
             self.type_expr(r, ctx);
         }
     }
 
     fn assignment(&mut self, a: Node<'_>, ctx: &Ctx<'s>) {
-        if let Some(left) = a.child_by_field_name("left") {
+        if let Some(left) = a.field("left") {
             self.target(left, ctx);
         }
-        if let Some(t) = a.child_by_field_name("type") {
+        if let Some(t) = a.field("type") {
             self.type_expr(t, ctx);
         }
-        if let Some(right) = a.child_by_field_name("right") {
-            if right.kind() == "assignment" {
+        if let Some(right) = a.field("right") {
+            if right.kind_str() == "assignment" {
                 self.assignment(right, ctx);
             } else {
                 self.expr(right, ctx);
@@ -711,7 +706,7 @@ impl<'s> Extractor<'s> {
 
     /// An assignment target: bare names are bindings, not references.
     fn target(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
-        match n.kind() {
+        match n.kind_str() {
             "identifier" => {}
             "pattern_list"
             | "tuple_pattern"
@@ -747,13 +742,13 @@ impl<'s> Extractor<'s> {
     /// imported from one)? Its members are then what that module or item holds, read as
     /// paths (`click.BOOL`) and calls (`types.IntRange(..)`), not members of a value.
     fn imported_root(&self, obj: Node<'_>, ctx: &Ctx<'s>) -> bool {
-        match obj.kind() {
+        match obj.kind_str() {
             "identifier" => {
                 let name = self.text(obj);
                 ctx.self_name != Some(name) && self.alias(name).is_some()
             }
             "attribute" => obj
-                .child_by_field_name("object")
+                .field("object")
                 .is_some_and(|o| self.imported_root(o, ctx)),
             _ => false,
         }
@@ -766,20 +761,20 @@ impl<'s> Extractor<'s> {
             base.extend(
                 named_kids(d)
                     .into_iter()
-                    .filter(|id| id.kind() == "identifier")
+                    .filter(|id| id.kind_str() == "identifier")
                     .map(|id| self.text(id).to_string()),
             );
             base
         };
-        let Some(m) = n.child_by_field_name("module_name") else {
+        let Some(m) = n.field("module_name") else {
             return Vec::new();
         };
-        if m.kind() != "relative_import" {
+        if m.kind_str() != "relative_import" {
             return dotted(m, Vec::new());
         }
         let dots = named_kids(m)
             .into_iter()
-            .find(|c| c.kind() == "import_prefix")
+            .find(|c| c.kind_str() == "import_prefix")
             .map(|c| self.text(c).chars().filter(|&c| c == '.').count())
             .unwrap_or(1);
         let mut base = self.package.clone();
@@ -788,7 +783,7 @@ impl<'s> Extractor<'s> {
         }
         match named_kids(m)
             .into_iter()
-            .find(|c| c.kind() == "dotted_name")
+            .find(|c| c.kind_str() == "dotted_name")
         {
             Some(d) => dotted(d, base),
             None => base,
@@ -801,27 +796,24 @@ impl<'s> Extractor<'s> {
     /// `<package>::m::x`.
     fn import_aliases(&self, n: Node<'_>, into: &mut HashMap<&'s str, String>) {
         for c in named_kids(n) {
-            match c.kind() {
+            match c.kind_str() {
                 "function_definition" | "class_definition" | "decorated_definition" | "lambda" => {}
                 "import_statement" | "import_from_statement" => {
                     let base = self.import_base(c);
                     for name in named_kids(c) {
-                        if c.child_by_field_name("module_name") == Some(name) {
+                        if c.field("module_name") == Some(name) {
                             continue;
                         }
-                        let (path, alias) = match name.kind() {
+                        let (path, alias) = match name.kind_str() {
                             "dotted_name" => (Some(name), None),
-                            "aliased_import" => (
-                                name.child_by_field_name("name"),
-                                name.child_by_field_name("alias"),
-                            ),
+                            "aliased_import" => (name.field("name"), name.field("alias")),
                             _ => (None, None),
                         };
                         let Some(path) = path else { continue };
                         let mut segs = base.clone();
                         let ids: Vec<&'s str> = named_kids(path)
                             .into_iter()
-                            .filter(|id| id.kind() == "identifier")
+                            .filter(|id| id.kind_str() == "identifier")
                             .map(|id| self.text(id))
                             .collect();
                         let bound = match alias {
@@ -832,7 +824,7 @@ impl<'s> Extractor<'s> {
                             // `import a.b` binds `a`; `from m import x` binds `x`.
                             None => {
                                 let Some(first) = ids.first() else { continue };
-                                if c.kind() == "import_statement" {
+                                if c.kind_str() == "import_statement" {
                                     segs.push(first.to_string());
                                 } else {
                                     segs.extend(ids.iter().map(|s| s.to_string()));
@@ -853,11 +845,11 @@ impl<'s> Extractor<'s> {
 
     fn import(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
         let mut base: Vec<String> = Vec::new();
-        if let Some(m) = n.child_by_field_name("module_name") {
-            if m.kind() == "relative_import" {
+        if let Some(m) = n.field("module_name") {
+            if m.kind_str() == "relative_import" {
                 let prefix = named_kids(m)
                     .into_iter()
-                    .find(|c| c.kind() == "import_prefix")
+                    .find(|c| c.kind_str() == "import_prefix")
                     .map(|c| self.text(c).chars().filter(|&c| c == '.').count())
                     .unwrap_or(1);
                 base = self.package.clone();
@@ -866,23 +858,23 @@ impl<'s> Extractor<'s> {
                 }
                 if let Some(d) = named_kids(m)
                     .into_iter()
-                    .find(|c| c.kind() == "dotted_name")
+                    .find(|c| c.kind_str() == "dotted_name")
                 {
                     base = self.dotted(d, base, ctx);
                 }
             } else {
                 base = self.dotted(m, Vec::new(), ctx);
             }
-        } else if n.kind() == "future_import_statement" {
+        } else if n.kind_str() == "future_import_statement" {
             base = vec!["__future__".to_string()];
         }
         for name in named_kids(n) {
-            if n.child_by_field_name("module_name") == Some(name) {
+            if n.field("module_name") == Some(name) {
                 continue;
             }
-            let dotted = match name.kind() {
+            let dotted = match name.kind_str() {
                 "dotted_name" => Some(name),
-                "aliased_import" => name.child_by_field_name("name"),
+                "aliased_import" => name.field("name"),
                 _ => None,
             };
             if let Some(d) = dotted {
@@ -894,7 +886,7 @@ impl<'s> Extractor<'s> {
     /// `a.b.c` in an import: `use` references, each qualified by what precedes it.
     fn dotted(&mut self, d: Node<'_>, mut base: Vec<String>, ctx: &Ctx<'s>) -> Vec<String> {
         for id in named_kids(d) {
-            if id.kind() != "identifier" {
+            if id.kind_str() != "identifier" {
                 continue;
             }
             let q = (!base.is_empty()).then(|| base.join("::"));
@@ -907,7 +899,7 @@ impl<'s> Extractor<'s> {
     /// The qualifier of `obj.name`: `Self` for the method's receiver, the dotted name for
     /// globals and chains of them, none otherwise.
     fn qualifier(&self, obj: Node<'_>, ctx: &Ctx<'s>) -> Option<String> {
-        match obj.kind() {
+        match obj.kind_str() {
             "identifier" => {
                 let name = self.text(obj);
                 if ctx.self_name == Some(name) {
@@ -921,8 +913,8 @@ impl<'s> Extractor<'s> {
                 }
             }
             "attribute" => {
-                let inner = obj.child_by_field_name("object")?;
-                let attr = obj.child_by_field_name("attribute")?;
+                let inner = obj.field("object")?;
+                let attr = obj.field("attribute")?;
                 let q = self.qualifier(inner, ctx)?;
                 if q == "Self" {
                     return None;
@@ -946,18 +938,18 @@ impl<'s> Extractor<'s> {
     /// so that this frame stays small: an unoptimised build otherwise spends ~9 KB of stack
     /// per nesting level.
     fn expr_inner(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
-        match n.kind() {
+        match n.kind_str() {
             "identifier" => self.arm_identifier(n, ctx),
             "call" => self.arm_call(n, ctx),
             "attribute" => self.arm_attribute(n, ctx),
             "keyword_argument" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.expr(v, ctx);
                 }
             }
             "assignment" | "augmented_assignment" => self.assignment(n, ctx),
             "named_expression" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.expr(v, ctx);
                 }
             }
@@ -970,17 +962,17 @@ impl<'s> Extractor<'s> {
             | "generator_expression" => {
                 let mut locals = HashSet::new();
                 for c in named_kids(n) {
-                    if c.kind() == "for_in_clause"
-                        && let Some(left) = c.child_by_field_name("left")
+                    if c.kind_str() == "for_in_clause"
+                        && let Some(left) = c.field("left")
                     {
                         self.target_names(left, &mut locals);
                     }
                 }
                 self.scopes.push(locals);
                 for c in named_kids(n) {
-                    if c.kind() == "for_in_clause" {
+                    if c.kind_str() == "for_in_clause" {
                         for part in named_kids(c) {
-                            if c.child_by_field_name("left") == Some(part) {
+                            if c.field("left") == Some(part) {
                                 self.target(part, ctx);
                             } else {
                                 self.expr(part, ctx);
@@ -999,7 +991,7 @@ impl<'s> Extractor<'s> {
             | "integer" | "float" | "true" | "false" | "none" => {}
             _ => {
                 for c in named_kids(n) {
-                    if c.kind().ends_with("statement") || c.kind() == "block" {
+                    if c.kind_str().ends_with("statement") || c.kind_str() == "block" {
                         self.statement(c, ctx);
                     } else {
                         self.expr(c, ctx);
@@ -1019,16 +1011,13 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_call(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
-        let f = n.child_by_field_name("function");
+        let f = n.field("function");
         match f {
-            Some(f) if f.kind() == "identifier" && !self.is_local(self.text(f)) => {
+            Some(f) if f.kind_str() == "identifier" && !self.is_local(self.text(f)) => {
                 self.reference(f, RK::Call, None, ctx);
             }
-            Some(f) if f.kind() == "attribute" => {
-                if let (Some(obj), Some(attr)) = (
-                    f.child_by_field_name("object"),
-                    f.child_by_field_name("attribute"),
-                ) {
+            Some(f) if f.kind_str() == "attribute" => {
+                if let (Some(obj), Some(attr)) = (f.field("object"), f.field("attribute")) {
                     let q = self.qualifier(obj, ctx);
                     let kind = if self.imported_root(obj, ctx) {
                         RK::Call
@@ -1051,10 +1040,7 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_attribute(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
-        if let (Some(obj), Some(attr)) = (
-            n.child_by_field_name("object"),
-            n.child_by_field_name("attribute"),
-        ) {
+        if let (Some(obj), Some(attr)) = (n.field("object"), n.field("attribute")) {
             let q = self.qualifier(obj, ctx);
             let kind = if self.imported_root(obj, ctx) {
                 RK::Path
@@ -1069,16 +1055,16 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_lambda(&mut self, n: Node<'_>, ctx: &Ctx<'s>) {
         let mut locals = HashSet::new();
-        if let Some(p) = n.child_by_field_name("parameters") {
+        if let Some(p) = n.field("parameters") {
             self.param_names(p, &mut locals);
             for param in named_kids(p) {
-                if let Some(v) = param.child_by_field_name("value") {
+                if let Some(v) = param.field("value") {
                     self.expr(v, ctx);
                 }
             }
         }
         self.scopes.push(locals);
-        if let Some(b) = n.child_by_field_name("body") {
+        if let Some(b) = n.field("body") {
             self.expr(b, ctx);
         }
         self.scopes.pop();
@@ -1090,20 +1076,17 @@ impl<'s> Extractor<'s> {
             return;
         }
         self.nest += 1;
-        match n.kind() {
+        match n.kind_str() {
             "identifier" => self.reference(n, RK::Type, None, ctx),
             "attribute" => {
-                if let (Some(obj), Some(attr)) = (
-                    n.child_by_field_name("object"),
-                    n.child_by_field_name("attribute"),
-                ) {
+                if let (Some(obj), Some(attr)) = (n.field("object"), n.field("attribute")) {
                     let q = self.qualifier(obj, ctx);
                     self.reference(attr, RK::Type, q, ctx);
                 }
             }
             "string" | "none" | "integer" | "comment" => {}
             "keyword_argument" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.expr(v, ctx);
                 }
             }

@@ -28,6 +28,7 @@
 //! contents are qualified as if at the enclosing level); `require()` is an ordinary call;
 //! block scoping is approximated by function scoping.
 
+use crate::grammar::NodeExt;
 use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
@@ -268,29 +269,27 @@ impl<'s> Extractor<'s> {
     /// namespace imports' modules and renamed imports' original names.
     fn imported_names(&mut self, root: Node<'s>) {
         for stmt in named_kids(root) {
-            if stmt.kind() != "import_statement" {
+            if stmt.kind_str() != "import_statement" {
                 continue;
             }
             let source = stmt
-                .child_by_field_name("source")
+                .field("source")
                 .map(|s| resolve_specifier(&self.dir, &self.string_value(s)));
             let mut stack = vec![stmt];
             while let Some(cur) = stack.pop() {
                 for c in named_kids(cur) {
-                    match c.kind() {
+                    match c.kind_str() {
                         "import_clause" | "named_imports" => stack.push(c),
                         "namespace_import" => {
                             if let (Some(id), Some(src)) = (c.named_child(0), &source)
-                                && id.kind() == "identifier"
+                                && id.kind_str() == "identifier"
                             {
                                 self.namespaces.insert(self.text(id), src.clone());
                             }
                         }
                         "import_specifier" => {
-                            if let (Some(name), Some(alias)) = (
-                                c.child_by_field_name("name"),
-                                c.child_by_field_name("alias"),
-                            ) && name.kind() == "identifier"
+                            if let (Some(name), Some(alias)) = (c.field("name"), c.field("alias"))
+                                && name.kind_str() == "identifier"
                             {
                                 self.renames.insert(self.text(alias), self.text(name));
                             }
@@ -305,14 +304,14 @@ impl<'s> Extractor<'s> {
     /// The node a definition spans: the declaration, or the `export` statement around it.
     fn item(&self, decl: Node<'s>) -> Node<'s> {
         match decl.parent() {
-            Some(p) if p.kind() == "export_statement" => p,
+            Some(p) if p.kind_str() == "export_statement" => p,
             _ => decl,
         }
     }
 
     fn jsdoc(&self, item: Node<'_>) -> Option<String> {
         let prev = item.prev_named_sibling()?;
-        if prev.kind() != "comment" || prev.end_position().row + 1 < item.start_position().row {
+        if prev.kind_str() != "comment" || prev.end_position().row + 1 < item.start_position().row {
             return None;
         }
         jsdoc_text(self.text(prev))
@@ -378,7 +377,7 @@ impl<'s> Extractor<'s> {
     /// so that this frame stays small: an unoptimised build otherwise spends ~9 KB of stack
     /// per nesting level.
     fn walk_inner(&mut self, n: Node<'s>, ctx: &Ctx) {
-        match n.kind() {
+        match n.kind_str() {
             "program" => self.kids(n, ctx),
             "export_statement" => self.arm_export_statement(n, ctx),
             "import_statement" => self.import(n, ctx),
@@ -442,16 +441,16 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_export_statement(&mut self, n: Node<'s>, ctx: &Ctx) {
         let source = n
-            .child_by_field_name("source")
+            .field("source")
             .map(|s| resolve_specifier(&self.dir, &self.string_value(s)));
         for c in named_kids(n) {
-            match c.kind() {
+            match c.kind_str() {
                 "export_clause" => {
                     for spec in named_kids(c) {
-                        if let Some(name) = spec.child_by_field_name("name") {
+                        if let Some(name) = spec.field("name") {
                             match &source {
                                 Some(src) => self.reference(name, RK::Use, Some(src.clone()), ctx),
-                                None if name.kind() == "identifier" => self.walk(name, ctx),
+                                None if name.kind_str() == "identifier" => self.walk(name, ctx),
                                 None => {}
                             }
                         }
@@ -466,25 +465,25 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_function_declaration(&mut self, n: Node<'s>, ctx: &Ctx) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field("name") else {
             return self.function(n, ctx.enclosing.clone(), ctx);
         };
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let q = self.define(n, name, SK::Function, ctx, body, None);
         self.function(n, q, ctx);
     }
 
     #[inline(never)]
     fn arm_interface_declaration(&mut self, n: Node<'s>, ctx: &Ctx) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field("name") else {
             return;
         };
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let q = self.define(n, name, SK::Interface, ctx, body, None);
         let inner = self.inner(ctx, q, None);
         self.with_type_params(n, |ex| {
             for c in named_kids(n) {
-                if Some(c) != n.child_by_field_name("name") {
+                if Some(c) != n.field("name") {
                     ex.walk(c, &inner);
                 }
             }
@@ -493,13 +492,13 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_type_alias_declaration(&mut self, n: Node<'s>, ctx: &Ctx) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field("name") else {
             return;
         };
         let q = self.define(n, name, SK::TypeAlias, ctx, None, None);
         let inner = self.inner(ctx, q, None);
         self.with_type_params(n, |ex| {
-            if let Some(v) = n.child_by_field_name("value") {
+            if let Some(v) = n.field("value") {
                 ex.walk(v, &inner);
             }
         });
@@ -507,24 +506,21 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_enum_declaration(&mut self, n: Node<'s>, ctx: &Ctx) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field("name") else {
             return;
         };
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let q = self.define(n, name, SK::Enum, ctx, body, None);
         let enum_name = self.text(name).to_string();
         let Some(body) = body else { return };
         let inner = self.inner(ctx, q.clone(), None);
         for m in named_kids(body) {
-            let (name_node, value) = if m.kind() == "enum_assignment" {
-                (
-                    m.child_by_field_name("name"),
-                    m.child_by_field_name("value"),
-                )
+            let (name_node, value) = if m.kind_str() == "enum_assignment" {
+                (m.field("name"), m.field("value"))
             } else {
                 (Some(m), None)
             };
-            if let Some(nn) = name_node.filter(|nn| nn.kind() == "property_identifier") {
+            if let Some(nn) = name_node.filter(|nn| nn.kind_str() == "property_identifier") {
                 let vname = self.text(nn);
                 let (line_doc, sig) = (self.jsdoc(m), collapse(self.text(m)));
                 self.out.def(
@@ -546,11 +542,11 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_variable_declarator(&mut self, n: Node<'s>, ctx: &Ctx) {
-        if let Some(name) = n.child_by_field_name("name") {
+        if let Some(name) = n.field("name") {
             self.pattern(name, ctx);
         }
         for f in ["type", "value"] {
-            if let Some(c) = n.child_by_field_name(f) {
+            if let Some(c) = n.field(f) {
                 self.walk(c, ctx);
             }
         }
@@ -558,10 +554,7 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_nested_type_identifier(&mut self, n: Node<'s>, ctx: &Ctx) {
-        if let (Some(m), Some(name)) = (
-            n.child_by_field_name("module"),
-            n.child_by_field_name("name"),
-        ) {
+        if let (Some(m), Some(name)) = (n.field("module"), n.field("name")) {
             let written = self.text(m).replace('.', "::");
             let q = match written.split_once("::") {
                 Some((first, rest)) => format!("{}::{rest}", self.namespace(first)),
@@ -573,12 +566,12 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_call_expression(&mut self, n: Node<'s>, ctx: &Ctx) {
-        let f = n.child_by_field_name("function");
+        let f = n.field("function");
         match f {
-            Some(f) if f.kind() == "identifier" && !self.is_local(self.text(f)) => {
+            Some(f) if f.kind_str() == "identifier" && !self.is_local(self.text(f)) => {
                 self.reference(f, RK::Call, None, ctx);
             }
-            Some(f) if f.kind() == "member_expression" => self.member(f, RK::MethodCall, ctx),
+            Some(f) if f.kind_str() == "member_expression" => self.member(f, RK::MethodCall, ctx),
             Some(f) => self.walk(f, ctx),
             None => {}
         }
@@ -591,10 +584,10 @@ impl<'s> Extractor<'s> {
 
     #[inline(never)]
     fn arm_new_expression(&mut self, n: Node<'s>, ctx: &Ctx) {
-        let c = n.child_by_field_name("constructor");
+        let c = n.field("constructor");
         match c {
-            Some(c) if c.kind() == "identifier" => self.reference(c, RK::Call, None, ctx),
-            Some(c) if c.kind() == "member_expression" => self.member(c, RK::Call, ctx),
+            Some(c) if c.kind_str() == "identifier" => self.reference(c, RK::Call, None, ctx),
+            Some(c) if c.kind_str() == "member_expression" => self.member(c, RK::Call, ctx),
             Some(c) => self.walk(c, ctx),
             None => {}
         }
@@ -608,7 +601,7 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_extends_clause(&mut self, n: Node<'s>, ctx: &Ctx) {
         for c in named_kids(n) {
-            match c.kind() {
+            match c.kind_str() {
                 "identifier" => self.reference(c, RK::Type, None, ctx),
                 "member_expression" => self.member(c, RK::Type, ctx),
                 _ => self.walk(c, ctx),
@@ -619,14 +612,15 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_jsx_opening_element(&mut self, n: Node<'s>, ctx: &Ctx) {
         for c in named_kids(n) {
-            if Some(c) == n.child_by_field_name("name") {
+            if Some(c) == n.field("name") {
                 let name = self.text(c);
-                if c.kind() == "identifier" && name.starts_with(|ch: char| ch.is_ascii_uppercase())
+                if c.kind_str() == "identifier"
+                    && name.starts_with(|ch: char| ch.is_ascii_uppercase())
                 {
                     if !self.is_local(name) {
                         self.reference(c, RK::Call, None, ctx);
                     }
-                } else if c.kind() == "member_expression" {
+                } else if c.kind_str() == "member_expression" {
                     self.member(c, RK::Call, ctx);
                 }
             } else {
@@ -638,7 +632,7 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_pair(&mut self, n: Node<'s>, ctx: &Ctx) {
         for c in named_kids(n) {
-            if Some(c) != n.child_by_field_name("key") || c.kind() == "computed_property_name" {
+            if Some(c) != n.field("key") || c.kind_str() == "computed_property_name" {
                 self.walk(c, ctx);
             }
         }
@@ -647,7 +641,7 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_labeled_statement(&mut self, n: Node<'s>, ctx: &Ctx) {
         for c in named_kids(n) {
-            if c.kind() != "statement_identifier" {
+            if c.kind_str() != "statement_identifier" {
                 self.walk(c, ctx);
             }
         }
@@ -656,7 +650,7 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_catch_clause(&mut self, n: Node<'s>, ctx: &Ctx) {
         for c in named_kids(n) {
-            if Some(c) == n.child_by_field_name("parameter") {
+            if Some(c) == n.field("parameter") {
                 self.pattern(c, ctx);
             } else {
                 self.walk(c, ctx);
@@ -667,7 +661,7 @@ impl<'s> Extractor<'s> {
     #[inline(never)]
     fn arm_for_in_statement(&mut self, n: Node<'s>, ctx: &Ctx) {
         for c in named_kids(n) {
-            if Some(c) == n.child_by_field_name("left") {
+            if Some(c) == n.field("left") {
                 self.pattern(c, ctx);
             } else {
                 self.walk(c, ctx);
@@ -687,9 +681,9 @@ impl<'s> Extractor<'s> {
     /// Runs `f` with the type parameters of `n` bound (they are not references).
     fn with_type_params(&mut self, n: Node<'s>, f: impl FnOnce(&mut Self)) {
         let mut names = HashSet::new();
-        if let Some(tp) = n.child_by_field_name("type_parameters") {
+        if let Some(tp) = n.field("type_parameters") {
             for p in named_kids(tp) {
-                if let Some(name) = p.child_by_field_name("name") {
+                if let Some(name) = p.field("name") {
                     names.insert(self.text(name));
                 }
             }
@@ -707,17 +701,17 @@ impl<'s> Extractor<'s> {
 
     fn import(&mut self, n: Node<'s>, ctx: &Ctx) {
         let source = n
-            .child_by_field_name("source")
+            .field("source")
             .map(|s| resolve_specifier(&self.dir, &self.string_value(s)));
         let mut stack = vec![n];
         while let Some(cur) = stack.pop() {
             for c in named_kids(cur) {
-                match c.kind() {
+                match c.kind_str() {
                     // Bound before the walk (`imported_names`); `ns` itself names no item.
                     "namespace_import" => {}
                     "import_clause" | "named_imports" => stack.push(c),
                     "import_specifier" => {
-                        if let Some(name) = c.child_by_field_name("name") {
+                        if let Some(name) = c.field("name") {
                             self.reference(name, RK::Use, source.clone(), ctx);
                         }
                     }
@@ -746,7 +740,7 @@ impl<'s> Extractor<'s> {
 
     /// Does the chain `a.b` start from a namespace import's name?
     fn namespace_root(&self, obj: Node<'_>) -> bool {
-        match obj.kind() {
+        match obj.kind_str() {
             "identifier" => {
                 let name = self.text(obj);
                 !self.is_local(name) && self.namespaces.contains_key(name)
@@ -765,7 +759,7 @@ impl<'s> Extractor<'s> {
     }
 
     fn qualifier(&self, obj: Node<'_>) -> Option<String> {
-        match obj.kind() {
+        match obj.kind_str() {
             "this" => Some("Self".to_string()),
             "identifier" => {
                 let name = self.text(obj);
@@ -792,8 +786,8 @@ impl<'s> Extractor<'s> {
     }
 
     fn class(&mut self, n: Node<'s>, ctx: &Ctx) {
-        let body = n.child_by_field_name("body");
-        let name_node = n.child_by_field_name("name");
+        let body = n.field("body");
+        let name_node = n.field("name");
         let (qname, class_name) = match name_node {
             Some(nn) => {
                 let q = self.define(n, nn, SK::Class, ctx, body, ctx.owner.clone());
@@ -811,13 +805,13 @@ impl<'s> Extractor<'s> {
             }
             let Some(body) = body else { return };
             for m in named_kids(body) {
-                match m.kind() {
+                match m.kind_str() {
                     "method_definition" | "method_signature" | "abstract_method_signature" => {
-                        let Some(nn) = m.child_by_field_name("name") else {
+                        let Some(nn) = m.field("name") else {
                             continue;
                         };
-                        let mbody = m.child_by_field_name("body");
-                        let q = if nn.kind() == "computed_property_name" {
+                        let mbody = m.field("body");
+                        let q = if nn.kind_str() == "computed_property_name" {
                             ex.walk(nn, &inner);
                             qname.clone()
                         } else {
@@ -826,14 +820,14 @@ impl<'s> Extractor<'s> {
                         ex.function(m, q, &inner);
                     }
                     "public_field_definition" => {
-                        let Some(nn) = m.child_by_field_name("name") else {
+                        let Some(nn) = m.field("name") else {
                             continue;
                         };
-                        if nn.kind() != "computed_property_name" {
+                        if nn.kind_str() != "computed_property_name" {
                             ex.define(m, nn, SK::Field, &inner, None, class_name.clone());
                         }
                         for c in named_kids(m) {
-                            if c != nn || c.kind() == "computed_property_name" {
+                            if c != nn || c.kind_str() == "computed_property_name" {
                                 ex.walk(c, &inner);
                             }
                         }
@@ -853,33 +847,31 @@ impl<'s> Extractor<'s> {
             module_level: false,
         };
         let mut locals = HashSet::new();
-        if let Some(tp) = n.child_by_field_name("type_parameters") {
+        if let Some(tp) = n.field("type_parameters") {
             for p in named_kids(tp) {
-                if let Some(name) = p.child_by_field_name("name") {
+                if let Some(name) = p.field("name") {
                     locals.insert(self.text(name));
                 }
             }
         }
-        let params = n
-            .child_by_field_name("parameters")
-            .or_else(|| n.child_by_field_name("parameter"));
+        let params = n.field("parameters").or_else(|| n.field("parameter"));
         if let Some(p) = params {
             self.pattern_names(p, &mut locals);
         }
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         if let Some(b) = body {
             self.bindings(b, &mut locals);
         }
         // A named function expression sees its own name.
-        if is_function_like(n.kind())
-            && let Some(name) = n.child_by_field_name("name")
+        if is_function_like(n.kind_str())
+            && let Some(name) = n.field("name")
         {
             locals.insert(self.text(name));
         }
         self.scopes.push(locals);
         for c in named_kids(n) {
-            match c.kind() {
-                _ if Some(c) == n.child_by_field_name("name") => {}
+            match c.kind_str() {
+                _ if Some(c) == n.field("name") => {}
                 _ if Some(c) == params => self.pattern(c, &inner),
                 _ => self.walk(c, &inner),
             }
@@ -890,25 +882,22 @@ impl<'s> Extractor<'s> {
 
     /// Names a pattern (or parameter list) binds.
     fn pattern_names(&self, n: Node<'_>, into: &mut HashSet<&'s str>) {
-        match n.kind() {
+        match n.kind_str() {
             "identifier" | "shorthand_property_identifier_pattern" => {
                 into.insert(self.text(n));
             }
             "assignment_pattern" | "object_assignment_pattern" => {
-                if let Some(l) = n.child_by_field_name("left") {
+                if let Some(l) = n.field("left") {
                     self.pattern_names(l, into);
                 }
             }
             "pair_pattern" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.pattern_names(v, into);
                 }
             }
             "required_parameter" | "optional_parameter" => {
-                if let Some(p) = n
-                    .child_by_field_name("pattern")
-                    .or_else(|| n.child_by_field_name("name"))
-                {
+                if let Some(p) = n.field("pattern").or_else(|| n.field("name")) {
                     self.pattern_names(p, into);
                 }
             }
@@ -923,26 +912,24 @@ impl<'s> Extractor<'s> {
 
     /// The reads inside a pattern: default values, annotations, assigned members.
     fn pattern(&mut self, n: Node<'s>, ctx: &Ctx) {
-        match n.kind() {
+        match n.kind_str() {
             "identifier" | "shorthand_property_identifier_pattern" | "this" => {}
             "assignment_pattern" | "object_assignment_pattern" => {
-                if let Some(l) = n.child_by_field_name("left") {
+                if let Some(l) = n.field("left") {
                     self.pattern(l, ctx);
                 }
-                if let Some(r) = n.child_by_field_name("right") {
+                if let Some(r) = n.field("right") {
                     self.walk(r, ctx);
                 }
             }
             "pair_pattern" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.pattern(v, ctx);
                 }
             }
             "required_parameter" | "optional_parameter" => {
                 for c in named_kids(n) {
-                    if Some(c) == n.child_by_field_name("pattern")
-                        || Some(c) == n.child_by_field_name("name")
-                    {
+                    if Some(c) == n.field("pattern") || Some(c) == n.field("name") {
                         self.pattern(c, ctx);
                     } else {
                         self.walk(c, ctx);
@@ -961,31 +948,31 @@ impl<'s> Extractor<'s> {
     /// Names bound in a function body, not descending into nested functions and classes.
     fn bindings(&self, n: Node<'_>, into: &mut HashSet<&'s str>) {
         for c in named_kids(n) {
-            match c.kind() {
+            match c.kind_str() {
                 "function_declaration"
                 | "generator_function_declaration"
                 | "class_declaration"
                 | "abstract_class_declaration" => {
-                    if let Some(name) = c.child_by_field_name("name") {
+                    if let Some(name) = c.field("name") {
                         into.insert(self.text(name));
                     }
                 }
                 k if is_function_like(k) || k == "class" => {}
                 "variable_declarator" => {
-                    if let Some(name) = c.child_by_field_name("name") {
+                    if let Some(name) = c.field("name") {
                         self.pattern_names(name, into);
                     }
                     self.bindings(c, into);
                 }
                 "catch_clause" => {
-                    if let Some(p) = c.child_by_field_name("parameter") {
+                    if let Some(p) = c.field("parameter") {
                         self.pattern_names(p, into);
                     }
                     self.bindings(c, into);
                 }
                 "for_in_statement" => {
-                    if c.child_by_field_name("kind").is_some()
-                        && let Some(l) = c.child_by_field_name("left")
+                    if c.field("kind").is_some()
+                        && let Some(l) = c.field("left")
                     {
                         self.pattern_names(l, into);
                     }
@@ -999,23 +986,24 @@ impl<'s> Extractor<'s> {
     /// `const/let/var` declarations: at module level, functions and exported consts are
     /// definitions.
     fn declaration(&mut self, n: Node<'s>, ctx: &Ctx) {
-        let exported = n.parent().is_some_and(|p| p.kind() == "export_statement");
+        let exported = n
+            .parent()
+            .is_some_and(|p| p.kind_str() == "export_statement");
         let is_const = self.text(n).starts_with("const");
         for d in named_kids(n) {
-            if d.kind() != "variable_declarator" {
+            if d.kind_str() != "variable_declarator" {
                 self.walk(d, ctx);
                 continue;
             }
-            let name = d.child_by_field_name("name");
-            let value = d.child_by_field_name("value");
-            let name = name.filter(|nn| nn.kind() == "identifier");
+            let name = d.field("name");
+            let value = d.field("value");
+            let name = name.filter(|nn| nn.kind_str() == "identifier");
             if ctx.module_level
                 && let Some(nn) = name
             {
-                if let Some(v) = value.filter(|v| is_function_like(v.kind())) {
-                    let q =
-                        self.define_var(n, d, nn, SK::Function, ctx, v.child_by_field_name("body"));
-                    if let Some(t) = d.child_by_field_name("type") {
+                if let Some(v) = value.filter(|v| is_function_like(v.kind_str())) {
+                    let q = self.define_var(n, d, nn, SK::Function, ctx, v.field("body"));
+                    if let Some(t) = d.field("type") {
                         self.walk(t, ctx);
                     }
                     self.function(v, q, ctx);

@@ -5,6 +5,7 @@
 //! re-parsed as separate trees; `delta` maps byte offsets of whichever tree is being
 //! walked back to the original source, so positions and text always come from there.
 
+use crate::grammar::NodeExt;
 use tree_sitter::Node;
 
 mod code;
@@ -395,16 +396,16 @@ impl<'s> Extractor<'s> {
     pub(super) fn docstring(&self, prev: &[Node<'_>]) -> Option<String> {
         let mut parts: Vec<String> = Vec::new();
         for &s in prev.iter().rev() {
-            match s.kind() {
+            match s.kind_str() {
                 "line_comment" | "block_comment" => {
-                    if s.child_by_field_name("outer").is_some() {
-                        let doc = s.child_by_field_name("doc").map(|d| self.text(d));
-                        parts.push(match (s.kind(), doc) {
+                    if s.field("outer").is_some() {
+                        let doc = s.field("doc").map(|d| self.text(d));
+                        parts.push(match (s.kind_str(), doc) {
                             ("line_comment", Some(d)) => line_doc(d),
                             (_, Some(d)) => block_doc(d),
                             (_, None) => String::new(),
                         });
-                    } else if s.child_by_field_name("inner").is_some() {
+                    } else if s.field("inner").is_some() {
                         break;
                     }
                     // plain comments are skipped, as rustc does
@@ -429,8 +430,8 @@ impl<'s> Extractor<'s> {
         if self.text(attr.named_child(0)?) != "doc" {
             return None;
         }
-        let value = attr.child_by_field_name("value")?;
-        if !matches!(value.kind(), "string_literal" | "raw_string_literal") {
+        let value = attr.field("value")?;
+        if !matches!(value.kind_str(), "string_literal" | "raw_string_literal") {
             return None;
         }
         doc_attr_value(self.text(value))

@@ -1,5 +1,6 @@
 //! Code inside items: paths, types, patterns, expressions, attributes.
 
+use crate::grammar::NodeExt;
 use tree_sitter::Node;
 
 use super::receivers::{Rule, Ty};
@@ -20,17 +21,17 @@ impl<'s> Extractor<'s> {
         ctx: &Ctx,
     ) -> String {
         let prefix_kind = if kind == RK::Use { RK::Use } else { RK::Path };
-        match n.kind() {
+        match n.kind_str() {
             "scoped_identifier" | "scoped_type_identifier" => {
-                let q = match n.child_by_field_name("path") {
+                let q = match n.field("path") {
                     Some(p) => Some(self.path(p, prefix_kind, base, ctx)),
                     None => base,
                 };
-                let Some(name_node) = n.child_by_field_name("name") else {
+                let Some(name_node) = n.field("name") else {
                     return q.unwrap_or_default();
                 };
                 let name = strip_raw(self.text(name_node));
-                if matches!(name_node.kind(), "identifier" | "type_identifier") {
+                if matches!(name_node.kind_str(), "identifier" | "type_identifier") {
                     self.seg(name_node, kind, q.clone(), ctx);
                 }
                 join_opt(q, name)
@@ -45,11 +46,11 @@ impl<'s> Extractor<'s> {
                 join_opt(base, if t == "$crate" { "crate" } else { t })
             }
             "generic_type" | "generic_type_with_turbofish" => {
-                let s = match n.child_by_field_name("type") {
+                let s = match n.field("type") {
                     Some(t) => self.path(t, kind, base, ctx),
                     None => String::new(),
                 };
-                if let Some(ta) = n.child_by_field_name("type_arguments") {
+                if let Some(ta) = n.field("type_arguments") {
                     self.type_args(ta, Some(&s), ctx);
                 }
                 s
@@ -58,11 +59,11 @@ impl<'s> Extractor<'s> {
                 let Some(inner) = n.named_child(0) else {
                     return String::new();
                 };
-                if inner.kind() == "qualified_type" {
-                    if let Some(t) = inner.child_by_field_name("type") {
+                if inner.kind_str() == "qualified_type" {
+                    if let Some(t) = inner.field("type") {
                         self.visit_type(t, ctx);
                     }
-                    match inner.child_by_field_name("alias") {
+                    match inner.field("alias") {
                         Some(alias) => self.path(alias, RK::Type, None, ctx),
                         None => String::new(),
                     }
@@ -81,16 +82,16 @@ impl<'s> Extractor<'s> {
     pub(super) fn type_args(&mut self, n: Node<'_>, base: Option<&str>, ctx: &Ctx) {
         let mut c = n.walk();
         for k in n.named_children(&mut c) {
-            match k.kind() {
+            match k.kind_str() {
                 "type_binding" => {
-                    if let Some(name) = k.child_by_field_name("name") {
+                    if let Some(name) = k.field("name") {
                         let q = base.filter(|b| !b.is_empty()).map(str::to_string);
                         self.seg(name, RK::Type, q, ctx);
                     }
-                    if let Some(ta) = k.child_by_field_name("type_arguments") {
+                    if let Some(ta) = k.field("type_arguments") {
                         self.type_args(ta, None, ctx);
                     }
-                    if let Some(t) = k.child_by_field_name("type") {
+                    if let Some(t) = k.field("type") {
                         self.visit_type(t, ctx);
                     }
                 }
@@ -108,7 +109,7 @@ impl<'s> Extractor<'s> {
             return;
         }
         self.nest += 1;
-        match n.kind() {
+        match n.kind_str() {
             "type_identifier" | "identifier" => self.seg(n, RK::Type, None, ctx),
             "scoped_type_identifier" | "scoped_identifier" | "generic_type" => {
                 self.path(n, RK::Type, None, ctx);
@@ -119,23 +120,23 @@ impl<'s> Extractor<'s> {
             "type_arguments" => self.type_args(n, None, ctx),
             "macro_invocation" => self.macro_invocation(n, ctx, MacroPos::Expr),
             "array_type" => {
-                if let Some(e) = n.child_by_field_name("element") {
+                if let Some(e) = n.field("element") {
                     self.visit_type(e, ctx);
                 }
-                if let Some(l) = n.child_by_field_name("length") {
+                if let Some(l) = n.field("length") {
                     self.visit(l, ctx);
                 }
             }
             "function_type" => {
-                if let Some(t) = n.child_by_field_name("trait") {
+                if let Some(t) = n.field("trait") {
                     self.path(t, RK::Type, None, ctx);
                 }
-                if let Some(p) = n.child_by_field_name("parameters") {
+                if let Some(p) = n.field("parameters") {
                     let mut c = p.walk();
                     for k in p.named_children(&mut c) {
-                        match k.kind() {
+                        match k.kind_str() {
                             "parameter" => {
-                                if let Some(t) = k.child_by_field_name("type") {
+                                if let Some(t) = k.field("type") {
                                     self.visit_type(t, ctx);
                                 }
                             }
@@ -143,12 +144,12 @@ impl<'s> Extractor<'s> {
                         }
                     }
                 }
-                if let Some(r) = n.child_by_field_name("return_type") {
+                if let Some(r) = n.field("return_type") {
                     self.visit_type(r, ctx);
                 }
             }
             "higher_ranked_trait_bound" => {
-                if let Some(t) = n.child_by_field_name("type") {
+                if let Some(t) = n.field("type") {
                     self.visit_type(t, ctx);
                 }
             }
@@ -172,7 +173,7 @@ impl<'s> Extractor<'s> {
             return;
         }
         self.nest += 1;
-        match n.kind() {
+        match n.kind_str() {
             "identifier" => {
                 let name = self.text(n);
                 if strip_raw(name).starts_with(|c: char| c.is_uppercase()) {
@@ -185,7 +186,7 @@ impl<'s> Extractor<'s> {
                 self.path(n, RK::Path, None, ctx);
             }
             "tuple_struct_pattern" => {
-                let ty = n.child_by_field_name("type");
+                let ty = n.field("type");
                 if let Some(t) = ty {
                     self.path(t, RK::Path, None, ctx);
                 }
@@ -197,29 +198,29 @@ impl<'s> Extractor<'s> {
                 }
             }
             "struct_pattern" => {
-                let ty = n.child_by_field_name("type");
+                let ty = n.field("type");
                 let q = ty.map(|t| self.path(t, RK::Path, None, ctx));
                 let mut c = n.walk();
                 for k in n.named_children(&mut c) {
-                    if k.kind() != "field_pattern" {
+                    if k.kind_str() != "field_pattern" {
                         continue;
                     }
-                    if let Some(name) = k.child_by_field_name("name") {
+                    if let Some(name) = k.field("name") {
                         self.push_field(name, q.clone(), ctx);
-                        if name.kind() == "shorthand_field_identifier" {
+                        if name.kind_str() == "shorthand_field_identifier" {
                             let t = self.text(name);
                             self.add_local(t);
                         }
                     }
-                    if let Some(p) = k.child_by_field_name("pattern") {
+                    if let Some(p) = k.field("pattern") {
                         self.pattern(p, ctx);
                     }
                 }
             }
             "range_pattern" => {
                 for field in ["left", "right"] {
-                    if let Some(side) = n.child_by_field_name(field)
-                        && matches!(side.kind(), "identifier" | "scoped_identifier")
+                    if let Some(side) = n.field(field)
+                        && matches!(side.kind_str(), "identifier" | "scoped_identifier")
                     {
                         self.path(side, RK::Path, None, ctx);
                     }
@@ -228,7 +229,7 @@ impl<'s> Extractor<'s> {
             "generic_pattern" => {
                 let mut c = n.walk();
                 for k in n.named_children(&mut c) {
-                    match k.kind() {
+                    match k.kind_str() {
                         "type_arguments" => self.type_args(k, None, ctx),
                         _ => {
                             self.path(k, RK::Path, None, ctx);
@@ -255,7 +256,7 @@ impl<'s> Extractor<'s> {
 
     pub(super) fn push_field(&mut self, name: Node<'_>, qualifier: Option<String>, ctx: &Ctx) {
         if matches!(
-            name.kind(),
+            name.kind_str(),
             "field_identifier" | "shorthand_field_identifier" | "identifier"
         ) {
             let t = strip_raw(self.text(name));
@@ -275,36 +276,36 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn visit_inner(&mut self, n: Node<'_>, ctx: &Ctx) {
-        let kind = n.kind();
+        let kind = n.kind_str();
         match kind {
             "identifier" => self.seg(n, RK::Path, None, ctx),
             "scoped_identifier" => {
                 self.path(n, RK::Path, None, ctx);
             }
             "call_expression" => {
-                if let Some(f) = n.child_by_field_name("function") {
+                if let Some(f) = n.field("function") {
                     self.callee(f, ctx);
                 }
-                if let Some(a) = n.child_by_field_name("arguments") {
+                if let Some(a) = n.field("arguments") {
                     self.visit(a, ctx);
                 }
             }
             "generic_function" => {
-                if let Some(f) = n.child_by_field_name("function") {
+                if let Some(f) = n.field("function") {
                     self.visit(f, ctx);
                 }
-                if let Some(ta) = n.child_by_field_name("type_arguments") {
+                if let Some(ta) = n.field("type_arguments") {
                     self.type_args(ta, None, ctx);
                 }
             }
             "field_expression" => {
-                let value = n.child_by_field_name("value");
+                let value = n.field("value");
                 let receiver = value.and_then(|v| self.expr_type(v));
                 if let Some(v) = value {
                     self.visit(v, ctx);
                 }
-                if let Some(f) = n.child_by_field_name("field")
-                    && f.kind() == "field_identifier"
+                if let Some(f) = n.field("field")
+                    && f.kind_str() == "field_identifier"
                 {
                     self.push_member(f, RK::Field, receiver, ctx);
                 }
@@ -312,8 +313,8 @@ impl<'s> Extractor<'s> {
             "struct_expression" => self.struct_expression(n, ctx),
             "macro_invocation" => self.macro_invocation(n, ctx, MacroPos::Expr),
             "let_declaration" => {
-                let declared = n.child_by_field_name("type");
-                let value = n.child_by_field_name("value");
+                let declared = n.field("type");
+                let value = n.field("value");
                 let ty = match declared {
                     Some(t) => self.type_of(t).map(|t| Ty::Name(t, Rule::Declared)),
                     None => value.and_then(|v| self.expr_type(v)).map(|ty| match ty {
@@ -327,45 +328,44 @@ impl<'s> Extractor<'s> {
                 if let Some(v) = value {
                     self.visit(v, ctx);
                 }
-                if let Some(p) = n.child_by_field_name("pattern") {
+                if let Some(p) = n.field("pattern") {
                     self.pattern(p, ctx);
                     self.bind_type(p, ty);
                 }
-                if let Some(a) = n.child_by_field_name("alternative") {
+                if let Some(a) = n.field("alternative") {
                     self.visit(a, ctx);
                 }
             }
             "let_condition" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.visit(v, ctx);
                 }
-                if let Some(p) = n.child_by_field_name("pattern") {
+                if let Some(p) = n.field("pattern") {
                     self.pattern(p, ctx);
                 }
             }
             "for_expression" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.visit(v, ctx);
                 }
-                if let Some(p) = n.child_by_field_name("pattern") {
+                if let Some(p) = n.field("pattern") {
                     self.pattern(p, ctx);
                 }
-                if let Some(b) = n.child_by_field_name("body") {
+                if let Some(b) = n.field("body") {
                     self.visit(b, ctx);
                 }
             }
             "closure_expression" => {
-                if let Some(params) = n.child_by_field_name("parameters") {
+                if let Some(params) = n.field("parameters") {
                     let mut c = params.walk();
                     for p in params.named_children(&mut c) {
-                        if p.kind() == "parameter" {
-                            if let Some(t) = p.child_by_field_name("type") {
+                        if p.kind_str() == "parameter" {
+                            if let Some(t) = p.field("type") {
                                 self.visit_type(t, ctx);
                             }
-                            if let Some(pat) = p.child_by_field_name("pattern") {
+                            if let Some(pat) = p.field("pattern") {
                                 self.pattern(pat, ctx);
-                                let ty =
-                                    p.child_by_field_name("type").and_then(|t| self.type_of(t));
+                                let ty = p.field("type").and_then(|t| self.type_of(t));
                                 self.bind_type(pat, ty.map(|t| Ty::Name(t, Rule::Declared)));
                             }
                         } else {
@@ -373,16 +373,16 @@ impl<'s> Extractor<'s> {
                         }
                     }
                 }
-                if let Some(r) = n.child_by_field_name("return_type") {
+                if let Some(r) = n.field("return_type") {
                     self.visit_type(r, ctx);
                 }
-                if let Some(b) = n.child_by_field_name("body") {
+                if let Some(b) = n.field("body") {
                     self.visit(b, ctx);
                 }
             }
             "match_arm" => {
-                if let Some(p) = n.child_by_field_name("pattern") {
-                    let cond = p.child_by_field_name("condition");
+                if let Some(p) = n.field("pattern") {
+                    let cond = p.field("condition");
                     let mut c = p.walk();
                     for k in p.named_children(&mut c) {
                         if Some(k) != cond {
@@ -393,15 +393,15 @@ impl<'s> Extractor<'s> {
                         self.visit(cond, ctx);
                     }
                 }
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.visit(v, ctx);
                 }
             }
             "type_cast_expression" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.visit(v, ctx);
                 }
-                if let Some(t) = n.child_by_field_name("type") {
+                if let Some(t) = n.field("type") {
                     self.visit_type(t, ctx);
                 }
             }
@@ -460,28 +460,28 @@ impl<'s> Extractor<'s> {
 
     /// The function part of a call expression.
     pub(super) fn callee(&mut self, f: Node<'_>, ctx: &Ctx) {
-        match f.kind() {
+        match f.kind_str() {
             "identifier" => self.seg(f, RK::Call, None, ctx),
             "scoped_identifier" => {
                 self.path(f, RK::Call, None, ctx);
             }
             "field_expression" => {
-                let value = f.child_by_field_name("value");
+                let value = f.field("value");
                 let receiver = value.and_then(|v| self.expr_type(v));
                 if let Some(v) = value {
                     self.visit(v, ctx);
                 }
-                if let Some(name) = f.child_by_field_name("field")
-                    && name.kind() == "field_identifier"
+                if let Some(name) = f.field("field")
+                    && name.kind_str() == "field_identifier"
                 {
                     self.push_member(name, RK::MethodCall, receiver, ctx);
                 }
             }
             "generic_function" => {
-                if let Some(inner) = f.child_by_field_name("function") {
+                if let Some(inner) = f.field("function") {
                     self.callee(inner, ctx);
                 }
-                if let Some(ta) = f.child_by_field_name("type_arguments") {
+                if let Some(ta) = f.field("type_arguments") {
                     self.type_args(ta, None, ctx);
                 }
             }
@@ -492,7 +492,7 @@ impl<'s> Extractor<'s> {
     pub(super) fn struct_expression(&mut self, n: Node<'_>, ctx: &Ctx) {
         let start = self.refs.len();
         let q = n
-            .child_by_field_name("name")
+            .field("name")
             .map(|name| self.path(name, RK::Path, None, ctx));
         if let Some(written) = &q {
             // `a::Foo::<T>` constructs `Foo`
@@ -500,24 +500,24 @@ impl<'s> Extractor<'s> {
             let target = last.split('<').next().unwrap_or(last).to_string();
             self.edge_to_named(start, EdgeKind::Instantiates, &ctx.enclosing, &target);
         }
-        let Some(body) = n.child_by_field_name("body") else {
+        let Some(body) = n.field("body") else {
             return;
         };
         let mut c = body.walk();
         for k in body.named_children(&mut c) {
-            match k.kind() {
+            match k.kind_str() {
                 "field_initializer" => {
-                    if let Some(f) = k.child_by_field_name("field") {
+                    if let Some(f) = k.field("field") {
                         self.push_field(f, q.clone(), ctx);
                     }
-                    if let Some(v) = k.child_by_field_name("value") {
+                    if let Some(v) = k.field("value") {
                         self.visit(v, ctx);
                     }
                 }
                 "shorthand_field_initializer" => {
                     let mut c2 = k.walk();
                     for id in k.named_children(&mut c2) {
-                        if id.kind() == "identifier" {
+                        if id.kind_str() == "identifier" {
                             self.push_field(id, q.clone(), ctx);
                             // the same name is also a value use (a local, or e.g. a const)
                             self.seg(id, RK::Path, None, ctx);
@@ -534,16 +534,16 @@ impl<'s> Extractor<'s> {
     /// `#[derive(A, B)]` → `Macro` references to A and B; `#[some::attr]` → `Macro` reference
     /// to the attribute macro; built-in and tool attributes → nothing.
     pub(super) fn attribute(&mut self, n: Node<'_>, ctx: &Ctx) {
-        let Some(attr) = n.named_child(0).filter(|a| a.kind() == "attribute") else {
+        let Some(attr) = n.named_child(0).filter(|a| a.kind_str() == "attribute") else {
             return;
         };
         let Some(path) = attr.named_child(0) else {
             return;
         };
-        let args = attr.child_by_field_name("arguments");
+        let args = attr.field("arguments");
         let first_segment = {
             let mut p = path;
-            while let Some(inner) = p.child_by_field_name("path") {
+            while let Some(inner) = p.field("path") {
                 p = inner;
             }
             self.text(p)
@@ -558,9 +558,9 @@ impl<'s> Extractor<'s> {
                 if let Some(a) = args {
                     let kids = named_kids(a);
                     for w in kids.windows(2) {
-                        if w[0].kind() == "identifier"
+                        if w[0].kind_str() == "identifier"
                             && self.text(w[0]) == "derive"
-                            && w[1].kind() == "token_tree"
+                            && w[1].kind_str() == "token_tree"
                         {
                             self.tokens(w[1], ctx, RK::Macro);
                         }

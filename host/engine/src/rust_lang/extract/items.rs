@@ -1,5 +1,6 @@
 //! Items: functions, types, traits, impls, consts, modules, macro definitions, `use`.
 
+use crate::grammar::NodeExt;
 use tree_sitter::Node;
 
 use super::receivers::{Rule, Ty};
@@ -16,14 +17,16 @@ impl<'s> Extractor<'s> {
         let kids = named_kids(n);
         for (i, &k) in kids.iter().enumerate() {
             // `name!(..);` at item level parses as an expression statement.
-            let k = match k.kind() {
+            let k = match k.kind_str() {
                 "expression_statement" if item_level => match k.named_child(0) {
-                    Some(m) if m.kind() == "macro_invocation" && k.named_child_count() == 1 => m,
+                    Some(m) if m.kind_str() == "macro_invocation" && k.named_child_count() == 1 => {
+                        m
+                    }
                     _ => k,
                 },
                 _ => k,
             };
-            if k.kind() == "macro_invocation" {
+            if k.kind_str() == "macro_invocation" {
                 let pos = if item_level {
                     MacroPos::Item
                 } else {
@@ -38,7 +41,7 @@ impl<'s> Extractor<'s> {
 
     /// Handle `n` if it is an item; false if it is not one.
     pub(super) fn item(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>]) -> bool {
-        match n.kind() {
+        match n.kind_str() {
             "function_item" | "function_signature_item" => self.function(n, ctx, prev),
             "struct_item" => self.struct_like(n, ctx, prev, SK::Struct),
             "union_item" => self.struct_like(n, ctx, prev, SK::Union),
@@ -52,25 +55,25 @@ impl<'s> Extractor<'s> {
             "macro_definition" => self.macro_definition(n, ctx, prev),
             "use_declaration" => {
                 let start = self.refs.len();
-                if let Some(arg) = n.child_by_field_name("argument") {
+                if let Some(arg) = n.field("argument") {
                     self.use_tree(arg, None, ctx);
                 }
-                let public = n
-                    .named_children(&mut n.walk())
-                    .any(|c| c.kind() == "visibility_modifier" && self.text(c).starts_with("pub"));
+                let public = n.named_children(&mut n.walk()).any(|c| {
+                    c.kind_str() == "visibility_modifier" && self.text(c).starts_with("pub")
+                });
                 if public {
                     self.reexports_since(start, &ctx.enclosing);
                 }
             }
             "extern_crate_declaration" => {
-                if let Some(name) = n.child_by_field_name("name")
-                    && name.kind() == "identifier"
+                if let Some(name) = n.field("name")
+                    && name.kind_str() == "identifier"
                 {
                     self.seg(name, RK::Use, None, ctx);
                 }
             }
             "foreign_mod_item" => {
-                if let Some(body) = n.child_by_field_name("body") {
+                if let Some(body) = n.field("body") {
                     self.list(body, ctx, true);
                 }
             }
@@ -80,10 +83,8 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn function(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>]) {
-        let body = n.child_by_field_name("body");
-        let name_node = n
-            .child_by_field_name("name")
-            .filter(|nm| nm.kind() == "identifier");
+        let body = n.field("body");
+        let name_node = n.field("name").filter(|nm| nm.kind_str() == "identifier");
         let qn = match name_node {
             Some(name_node) => {
                 let name = strip_raw(self.text(name_node));
@@ -108,13 +109,13 @@ impl<'s> Extractor<'s> {
         // `self` is the owner's in functions of impl and trait bodies, nowhere else
         let saved_scope = self.enter_scope(ctx.owner.clone());
         let saved_tparams = self.tparams.len();
-        if let Some(tp) = n.child_by_field_name("type_parameters") {
+        if let Some(tp) = n.field("type_parameters") {
             self.type_parameters(tp, &fctx);
         }
-        if let Some(params) = n.child_by_field_name("parameters") {
+        if let Some(params) = n.field("parameters") {
             self.parameters(params, &fctx);
         }
-        if let Some(ret) = n.child_by_field_name("return_type") {
+        if let Some(ret) = n.field("return_type") {
             self.visit_type(ret, &fctx);
         }
         self.where_clauses(n, &fctx);
@@ -128,7 +129,7 @@ impl<'s> Extractor<'s> {
     pub(super) fn where_clauses(&mut self, n: Node<'_>, ctx: &Ctx) {
         let mut c = n.walk();
         for k in n.named_children(&mut c) {
-            if k.kind() == "where_clause" {
+            if k.kind_str() == "where_clause" {
                 self.where_clause(k, ctx);
             }
         }
@@ -137,10 +138,10 @@ impl<'s> Extractor<'s> {
     pub(super) fn where_clause(&mut self, n: Node<'_>, ctx: &Ctx) {
         let mut c = n.walk();
         for pred in n.named_children(&mut c) {
-            if let Some(left) = pred.child_by_field_name("left") {
+            if let Some(left) = pred.field("left") {
                 self.visit_type(left, ctx);
             }
-            if let Some(bounds) = pred.child_by_field_name("bounds") {
+            if let Some(bounds) = pred.field("bounds") {
                 self.visit_type(bounds, ctx);
             }
         }
@@ -150,28 +151,28 @@ impl<'s> Extractor<'s> {
     pub(super) fn type_parameters(&mut self, n: Node<'_>, ctx: &Ctx) {
         let kids = named_kids(n);
         for &k in &kids {
-            if matches!(k.kind(), "type_parameter" | "const_parameter")
-                && let Some(name) = k.child_by_field_name("name")
+            if matches!(k.kind_str(), "type_parameter" | "const_parameter")
+                && let Some(name) = k.field("name")
             {
                 let name = strip_raw(self.text(name));
                 self.tparams.push(name);
             }
         }
         for &k in &kids {
-            match k.kind() {
+            match k.kind_str() {
                 "type_parameter" => {
-                    if let Some(b) = k.child_by_field_name("bounds") {
+                    if let Some(b) = k.field("bounds") {
                         self.visit_type(b, ctx);
                     }
-                    if let Some(d) = k.child_by_field_name("default_type") {
+                    if let Some(d) = k.field("default_type") {
                         self.visit_type(d, ctx);
                     }
                 }
                 "const_parameter" => {
-                    if let Some(t) = k.child_by_field_name("type") {
+                    if let Some(t) = k.field("type") {
                         self.visit_type(t, ctx);
                     }
-                    if let Some(v) = k.child_by_field_name("value") {
+                    if let Some(v) = k.field("value") {
                         self.visit(v, ctx);
                     }
                 }
@@ -184,14 +185,14 @@ impl<'s> Extractor<'s> {
     pub(super) fn parameters(&mut self, n: Node<'_>, ctx: &Ctx) {
         let mut c = n.walk();
         for p in n.named_children(&mut c) {
-            match p.kind() {
+            match p.kind_str() {
                 "parameter" | "variadic_parameter" => {
-                    if let Some(t) = p.child_by_field_name("type") {
+                    if let Some(t) = p.field("type") {
                         self.visit_type(t, ctx);
                     }
-                    if let Some(pat) = p.child_by_field_name("pattern") {
+                    if let Some(pat) = p.field("pattern") {
                         self.pattern(pat, ctx);
-                        let ty = p.child_by_field_name("type").and_then(|t| self.type_of(t));
+                        let ty = p.field("type").and_then(|t| self.type_of(t));
                         self.bind_type(pat, ty.map(|t| Ty::Name(t, Rule::Declared)));
                     }
                 }
@@ -203,14 +204,14 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn struct_like(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>], kind: SK) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field("name") else {
             return;
         };
         let name = strip_raw(self.text(name_node));
         let qn = self.qualify(ctx, name);
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let sig = match body {
-            Some(b) if b.kind() == "field_declaration_list" => self.sig_until(n, Some(b)),
+            Some(b) if b.kind_str() == "field_declaration_list" => self.sig_until(n, Some(b)),
             _ => signature(self.text(n)),
         };
         self.define(n, name_node, kind, qn.clone(), None, sig, prev);
@@ -220,7 +221,7 @@ impl<'s> Extractor<'s> {
             enclosing: qn.clone(),
         };
         let saved_tparams = self.tparams.len();
-        if let Some(tp) = n.child_by_field_name("type_parameters") {
+        if let Some(tp) = n.field("type_parameters") {
             self.type_parameters(tp, &sctx);
         }
         self.where_clauses(n, &sctx);
@@ -236,9 +237,9 @@ impl<'s> Extractor<'s> {
     pub(super) fn fields(&mut self, body: Node<'_>, ctx: &Ctx, owner: &str, qn: &str) {
         let kids = named_kids(body);
         for (i, &k) in kids.iter().enumerate() {
-            match k.kind() {
+            match k.kind_str() {
                 "field_declaration" => {
-                    if let Some(name_node) = k.child_by_field_name("name") {
+                    if let Some(name_node) = k.field("name") {
                         let fname = strip_raw(self.text(name_node));
                         let sig = signature(self.text(k));
                         self.define(
@@ -251,7 +252,7 @@ impl<'s> Extractor<'s> {
                             &kids[..i],
                         );
                     }
-                    if let Some(t) = k.child_by_field_name("type") {
+                    if let Some(t) = k.field("type") {
                         self.visit_type(t, ctx);
                     }
                 }
@@ -263,12 +264,12 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn enum_item(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>]) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field("name") else {
             return;
         };
         let name = strip_raw(self.text(name_node));
         let qn = self.qualify(ctx, name);
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let sig = self.sig_until(n, body);
         self.define(n, name_node, SK::Enum, qn.clone(), None, sig, prev);
         let ectx = Ctx {
@@ -277,16 +278,16 @@ impl<'s> Extractor<'s> {
             enclosing: qn.clone(),
         };
         let saved_tparams = self.tparams.len();
-        if let Some(tp) = n.child_by_field_name("type_parameters") {
+        if let Some(tp) = n.field("type_parameters") {
             self.type_parameters(tp, &ectx);
         }
         self.where_clauses(n, &ectx);
         if let Some(body) = body {
             let kids = named_kids(body);
             for (i, &v) in kids.iter().enumerate() {
-                match v.kind() {
+                match v.kind_str() {
                     "enum_variant" => {
-                        let Some(vname_node) = v.child_by_field_name("name") else {
+                        let Some(vname_node) = v.field("name") else {
                             continue;
                         };
                         let vname = strip_raw(self.text(vname_node));
@@ -302,10 +303,10 @@ impl<'s> Extractor<'s> {
                             sig,
                             &kids[..i],
                         );
-                        if let Some(vbody) = v.child_by_field_name("body") {
+                        if let Some(vbody) = v.field("body") {
                             self.fields(vbody, &ectx, name, &vqn);
                         }
-                        if let Some(value) = v.child_by_field_name("value") {
+                        if let Some(value) = v.field("value") {
                             self.visit(value, &ectx);
                         }
                     }
@@ -318,12 +319,12 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn trait_item(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>]) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field("name") else {
             return;
         };
         let name = strip_raw(self.text(name_node));
         let qn = self.qualify(ctx, name);
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let sig = self.sig_until(n, body);
         self.define(n, name_node, SK::Trait, qn.clone(), None, sig, prev);
         let tctx = Ctx {
@@ -332,10 +333,10 @@ impl<'s> Extractor<'s> {
             enclosing: qn,
         };
         let saved_tparams = self.tparams.len();
-        if let Some(tp) = n.child_by_field_name("type_parameters") {
+        if let Some(tp) = n.field("type_parameters") {
             self.type_parameters(tp, &tctx);
         }
-        if let Some(bounds) = n.child_by_field_name("bounds") {
+        if let Some(bounds) = n.field("bounds") {
             self.visit_type(bounds, &tctx);
         }
         self.where_clauses(n, &tctx);
@@ -348,7 +349,7 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn impl_item(&mut self, n: Node<'_>, ctx: &Ctx) {
-        let self_type = n.child_by_field_name("type");
+        let self_type = n.field("type");
         let owner = self_type.map(|t| self.type_name(t)).unwrap_or_default();
         let ictx = Ctx {
             prefix: ctx.prefix.clone(),
@@ -356,11 +357,11 @@ impl<'s> Extractor<'s> {
             owner: Some(owner),
         };
         let saved_tparams = self.tparams.len();
-        if let Some(tp) = n.child_by_field_name("type_parameters") {
+        if let Some(tp) = n.field("type_parameters") {
             self.type_parameters(tp, &ictx);
         }
-        let trait_name = n.child_by_field_name("trait").map(|t| self.type_name(t));
-        if let Some(tr) = n.child_by_field_name("trait") {
+        let trait_name = n.field("trait").map(|t| self.type_name(t));
+        if let Some(tr) = n.field("trait") {
             let start = self.refs.len();
             self.visit_type(tr, &ictx);
             if let Some(name) = &trait_name {
@@ -378,7 +379,7 @@ impl<'s> Extractor<'s> {
             .filter(|o| !o.is_empty() && !self.tparams.contains(&o.as_str()));
         let saved_self = std::mem::replace(&mut self.impl_self, named_self);
         let saved_trait = std::mem::replace(&mut self.impl_trait, trait_name);
-        if let Some(body) = n.child_by_field_name("body") {
+        if let Some(body) = n.field("body") {
             self.list(body, &ictx, true);
         }
         self.impl_trait = saved_trait;
@@ -388,16 +389,16 @@ impl<'s> Extractor<'s> {
 
     /// The name an impl's self type is known by: `Foo` for `Foo<T>`, `a::Foo`, `&Foo`.
     pub(super) fn type_name(&self, t: Node<'_>) -> String {
-        match t.kind() {
+        match t.kind_str() {
             "type_identifier" | "identifier" | "primitive_type" => {
                 strip_raw(self.text(t)).to_string()
             }
             "generic_type" | "reference_type" | "pointer_type" => t
-                .child_by_field_name("type")
+                .field("type")
                 .map(|i| self.type_name(i))
                 .unwrap_or_default(),
             "scoped_type_identifier" | "scoped_identifier" => t
-                .child_by_field_name("name")
+                .field("name")
                 .map(|i| self.type_name(i))
                 .unwrap_or_default(),
             "bounded_type" | "tuple_type" | "array_type" => t
@@ -405,7 +406,7 @@ impl<'s> Extractor<'s> {
                 .map(|i| self.type_name(i))
                 .unwrap_or_default(),
             "dynamic_type" | "abstract_type" => t
-                .child_by_field_name("trait")
+                .field("trait")
                 .map(|i| self.type_name(i))
                 .unwrap_or_default(),
             _ => signature(self.text(t)),
@@ -413,8 +414,8 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn const_static(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>], kind: SK) {
-        let value = n.child_by_field_name("value");
-        let qn = match n.child_by_field_name("name") {
+        let value = n.field("value");
+        let qn = match n.field("name") {
             Some(name_node) => {
                 let name = strip_raw(self.text(name_node));
                 let qn = self.qualify(ctx, name);
@@ -430,7 +431,7 @@ impl<'s> Extractor<'s> {
             owner: None,
             enclosing: qn,
         };
-        if let Some(t) = n.child_by_field_name("type") {
+        if let Some(t) = n.field("type") {
             self.visit_type(t, &cctx);
         }
         if let Some(v) = value {
@@ -441,7 +442,7 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn type_alias(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>]) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field("name") else {
             return;
         };
         let name = strip_raw(self.text(name_node));
@@ -463,13 +464,13 @@ impl<'s> Extractor<'s> {
             enclosing: qn,
         };
         let saved_tparams = self.tparams.len();
-        if let Some(tp) = n.child_by_field_name("type_parameters") {
+        if let Some(tp) = n.field("type_parameters") {
             self.type_parameters(tp, &actx);
         }
-        if let Some(b) = n.child_by_field_name("bounds") {
+        if let Some(b) = n.field("bounds") {
             self.visit_type(b, &actx);
         }
-        if let Some(t) = n.child_by_field_name("type") {
+        if let Some(t) = n.field("type") {
             self.visit_type(t, &actx);
         }
         self.where_clauses(n, &actx);
@@ -477,12 +478,12 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn module(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>]) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field("name") else {
             return;
         };
         let name = strip_raw(self.text(name_node));
         let qn = join(&ctx.prefix, name);
-        let body = n.child_by_field_name("body");
+        let body = n.field("body");
         let sig = self.sig_until(n, body);
         self.define(n, name_node, SK::Module, qn.clone(), None, sig, prev);
         if let Some(body) = body {
@@ -500,7 +501,7 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn macro_definition(&mut self, n: Node<'_>, ctx: &Ctx, prev: &[Node<'_>]) {
-        let Some(name_node) = n.child_by_field_name("name") else {
+        let Some(name_node) = n.field("name") else {
             return;
         };
         let name = strip_raw(self.text(name_node));
@@ -515,8 +516,8 @@ impl<'s> Extractor<'s> {
         let saved_scope = self.enter_scope(None);
         let mut c = n.walk();
         for rule in n.named_children(&mut c) {
-            if rule.kind() == "macro_rule"
-                && let Some(right) = rule.child_by_field_name("right")
+            if rule.kind_str() == "macro_rule"
+                && let Some(right) = rule.field("right")
             {
                 self.tokens(right, &mctx, RK::MacroToken);
             }
@@ -527,21 +528,21 @@ impl<'s> Extractor<'s> {
     // ----- use trees ------------------------------------------------------------------------
 
     pub(super) fn use_tree(&mut self, n: Node<'_>, base: Option<String>, ctx: &Ctx) {
-        match n.kind() {
+        match n.kind_str() {
             "identifier" | "scoped_identifier" => {
                 self.path(n, RK::Use, base, ctx);
             }
             "use_as_clause" => {
-                if let Some(p) = n.child_by_field_name("path") {
+                if let Some(p) = n.field("path") {
                     self.path(p, RK::Use, base, ctx);
                 }
             }
             "scoped_use_list" => {
-                let base = match n.child_by_field_name("path") {
+                let base = match n.field("path") {
                     Some(p) => Some(self.path(p, RK::Use, base, ctx)),
                     None => base,
                 };
-                if let Some(list) = n.child_by_field_name("list") {
+                if let Some(list) = n.field("list") {
                     self.use_tree(list, base, ctx);
                 }
             }

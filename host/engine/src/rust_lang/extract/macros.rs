@@ -1,5 +1,6 @@
 //! Macro invocations: re-parsing bodies as items, arguments or statements, else tokens.
 
+use crate::grammar::NodeExt;
 use tree_sitter::Node;
 
 use super::{
@@ -12,13 +13,16 @@ use crate::rust_lang::text::{is_builtin_attribute, is_keyword, is_opaque_macro, 
 impl<'s> Extractor<'s> {
     pub(super) fn macro_invocation(&mut self, n: Node<'_>, ctx: &Ctx, pos: MacroPos) {
         let mut name = "";
-        if let Some(m) = n.child_by_field_name("macro") {
+        if let Some(m) = n.field("macro") {
             self.path(m, RK::Macro, None, ctx);
-            let last = m.child_by_field_name("name").unwrap_or(m);
+            let last = m.field("name").unwrap_or(m);
             name = self.text(last);
         }
         let mut c = n.walk();
-        let Some(tt) = n.named_children(&mut c).find(|k| k.kind() == "token_tree") else {
+        let Some(tt) = n
+            .named_children(&mut c)
+            .find(|k| k.kind_str() == "token_tree")
+        else {
             return;
         };
         if is_opaque_macro(name) {
@@ -77,9 +81,9 @@ impl<'s> Extractor<'s> {
         }
         let mut c = root.walk();
         let all_items = root.named_children(&mut c).all(|k| {
-            is_item_kind(k.kind())
+            is_item_kind(k.kind_str())
                 || matches!(
-                    k.kind(),
+                    k.kind_str(),
                     "macro_invocation"
                         | "attribute_item"
                         | "inner_attribute_item"
@@ -110,17 +114,17 @@ impl<'s> Extractor<'s> {
         }
         let Some(args) = root
             .named_child(0)
-            .and_then(|f| f.child_by_field_name("body"))
+            .and_then(|f| f.field("body"))
             .and_then(|b| b.named_child(0))
             .and_then(|s| {
-                if s.kind() == "expression_statement" {
+                if s.kind_str() == "expression_statement" {
                     s.named_child(0)
                 } else {
                     Some(s)
                 }
             })
-            .filter(|call| call.kind() == "call_expression")
-            .and_then(|call| call.child_by_field_name("arguments"))
+            .filter(|call| call.kind_str() == "call_expression")
+            .and_then(|call| call.field("arguments"))
         else {
             return false;
         };
@@ -129,12 +133,12 @@ impl<'s> Extractor<'s> {
         let mut c = args.walk();
         for arg in args.named_children(&mut c) {
             // `format!("{x}", x = 1)`: a named argument, not an assignment.
-            if arg.kind() == "assignment_expression"
+            if arg.kind_str() == "assignment_expression"
                 && arg
-                    .child_by_field_name("left")
-                    .is_some_and(|l| l.kind() == "identifier")
+                    .field("left")
+                    .is_some_and(|l| l.kind_str() == "identifier")
             {
-                if let Some(r) = arg.child_by_field_name("right") {
+                if let Some(r) = arg.field("right") {
                     self.visit(r, ctx);
                 }
             } else {
@@ -155,10 +159,7 @@ impl<'s> Extractor<'s> {
         if root.has_error() {
             return false;
         }
-        let Some(body) = root
-            .named_child(0)
-            .and_then(|f| f.child_by_field_name("body"))
-        else {
+        let Some(body) = root.named_child(0).and_then(|f| f.field("body")) else {
             return false;
         };
         let saved = self.delta;
@@ -190,12 +191,12 @@ impl<'s> Extractor<'s> {
         }
         loop {
             let k = c.node();
-            let was_hash = std::mem::replace(&mut after_hash, k.kind() == "#");
+            let was_hash = std::mem::replace(&mut after_hash, k.kind_str() == "#");
             let in_attribute = std::mem::replace(
                 &mut attribute_next,
-                k.kind() == "#" || (was_hash && k.kind() == "!"),
+                k.kind_str() == "#" || (was_hash && k.kind_str() == "!"),
             );
-            match k.kind() {
+            match k.kind_str() {
                 "identifier" => {
                     let name = strip_raw(self.text(k));
                     if !after_colons {
@@ -216,7 +217,7 @@ impl<'s> Extractor<'s> {
                     if !after_colons {
                         path.clear();
                     }
-                    if k.kind() == "metavariable" && t != "$crate" {
+                    if k.kind_str() == "metavariable" && t != "$crate" {
                         path.clear();
                     } else {
                         path.push(if t == "$crate" { "crate" } else { t });
@@ -272,7 +273,7 @@ impl<'s> Extractor<'s> {
         let mut segments: Vec<Node<'_>> = Vec::new();
         let mut rest = kids.iter().skip(1).peekable();
         while let Some(k) = rest.peek() {
-            match k.kind() {
+            match k.kind_str() {
                 "identifier" => segments.push(**k),
                 "::" => {}
                 _ => break,
@@ -282,7 +283,7 @@ impl<'s> Extractor<'s> {
         let Some(&last) = segments.last() else {
             return;
         };
-        let args = rest.find(|k| k.kind() == "token_tree").copied();
+        let args = rest.find(|k| k.kind_str() == "token_tree").copied();
         let written: Vec<&str> = segments.iter().map(|s| self.text(*s)).collect();
         match written.as_slice() {
             ["derive"] => {
@@ -297,9 +298,9 @@ impl<'s> Extractor<'s> {
                     a.children(&mut c).collect()
                 };
                 for w in inner.windows(2) {
-                    if w[0].kind() == "identifier"
+                    if w[0].kind_str() == "identifier"
                         && self.text(w[0]) == "derive"
-                        && w[1].kind() == "token_tree"
+                        && w[1].kind_str() == "token_tree"
                     {
                         self.tokens(w[1], ctx, RK::Macro);
                     }

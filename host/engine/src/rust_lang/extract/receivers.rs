@@ -26,6 +26,7 @@
 //! and bindings without an evident type (closure parameters without a type, names bound
 //! by `match`/`if let`/`for`/destructuring patterns) forget what was known.
 
+use crate::grammar::NodeExt;
 use std::collections::HashMap;
 
 use tree_sitter::Node;
@@ -120,13 +121,13 @@ fn starts_uppercase(name: &str) -> bool {
 
 /// `let` patterns that bind exactly one name to the whole value: `x`, `mut x`, `ref x`.
 pub(super) fn simple_binding(p: Node<'_>) -> Option<Node<'_>> {
-    match p.kind() {
+    match p.kind_str() {
         "identifier" => Some(p),
         "mut_pattern" | "ref_pattern" => {
             let mut c = p.walk();
             let inner = p
                 .named_children(&mut c)
-                .find(|k| k.kind() != "mutable_specifier")?;
+                .find(|k| k.kind_str() != "mutable_specifier")?;
             simple_binding(inner)
         }
         _ => None,
@@ -144,22 +145,20 @@ impl<'s> Extractor<'s> {
             return None;
         }
         let depth = depth + 1;
-        match t.kind() {
+        match t.kind_str() {
             "type_identifier" | "identifier" => {
                 let name = strip_raw(self.text(t));
                 (!self.tparams.contains(&name)).then(|| name.to_string())
             }
             "primitive_type" => Some(self.text(t).to_string()),
-            "reference_type" | "pointer_type" => {
-                self.type_of_at(t.child_by_field_name("type")?, depth)
-            }
+            "reference_type" | "pointer_type" => self.type_of_at(t.field("type")?, depth),
             "generic_type" => {
-                let name = self.type_of_at(t.child_by_field_name("type")?, depth)?;
+                let name = self.type_of_at(t.field("type")?, depth)?;
                 if matches!(name.as_str(), "Box" | "Arc" | "Rc" | "Pin") {
-                    let args = t.child_by_field_name("type_arguments")?;
+                    let args = t.field("type_arguments")?;
                     let mut c = args.walk();
                     let inner = args.named_children(&mut c).find(|k| {
-                        !matches!(k.kind(), "lifetime" | "line_comment" | "block_comment")
+                        !matches!(k.kind_str(), "lifetime" | "line_comment" | "block_comment")
                     })?;
                     self.type_of_at(inner, depth)
                 } else {
@@ -168,8 +167,8 @@ impl<'s> Extractor<'s> {
             }
             "scoped_type_identifier" | "scoped_identifier" => {
                 // `T::Assoc`, `Self::Assoc`, `<T as Tr>::Assoc`: an associated type, unknown.
-                if let Some(p) = t.child_by_field_name("path") {
-                    match p.kind() {
+                if let Some(p) = t.field("path") {
+                    match p.kind_str() {
                         "bracketed_type" | "generic_type" => return None,
                         "identifier" | "type_identifier" => {
                             let first = strip_raw(self.text(p));
@@ -180,18 +179,16 @@ impl<'s> Extractor<'s> {
                         _ => {}
                     }
                 }
-                let name = t.child_by_field_name("name")?;
+                let name = t.field("name")?;
                 Some(strip_raw(self.text(name)).to_string())
             }
-            "dynamic_type" | "abstract_type" => {
-                self.type_of_at(t.child_by_field_name("trait")?, depth)
-            }
-            "higher_ranked_trait_bound" => self.type_of_at(t.child_by_field_name("type")?, depth),
+            "dynamic_type" | "abstract_type" => self.type_of_at(t.field("trait")?, depth),
+            "higher_ranked_trait_bound" => self.type_of_at(t.field("type")?, depth),
             "bounded_type" => {
                 let mut c = t.walk();
                 let first = t
                     .named_children(&mut c)
-                    .find(|k| !matches!(k.kind(), "lifetime" | "use_bounds"))?;
+                    .find(|k| !matches!(k.kind_str(), "lifetime" | "use_bounds"))?;
                 self.type_of_at(first, depth)
             }
             _ => None,
@@ -202,17 +199,17 @@ impl<'s> Extractor<'s> {
     /// `Vec::<u8>::new`, `<Type>::new`, `Enum::Variant`; only when it starts with an
     /// upper-case letter and is not a generic parameter.
     fn path_type(&self, p: Node<'_>) -> Option<String> {
-        let name = match p.kind() {
+        let name = match p.kind_str() {
             "identifier" | "type_identifier" => strip_raw(self.text(p)),
             "scoped_identifier" | "scoped_type_identifier" => {
-                strip_raw(self.text(p.child_by_field_name("name")?))
+                strip_raw(self.text(p.field("name")?))
             }
             "generic_type" | "generic_type_with_turbofish" => {
-                return self.path_type(p.child_by_field_name("type")?);
+                return self.path_type(p.field("type")?);
             }
             "bracketed_type" => {
                 let inner = p.named_child(0)?;
-                if inner.kind() == "qualified_type" {
+                if inner.kind_str() == "qualified_type" {
                     return None;
                 }
                 return self.type_of(inner);
@@ -225,23 +222,20 @@ impl<'s> Extractor<'s> {
     /// The type a struct expression builds: `Type` for `Type { .. }` and `a::Type { .. }`,
     /// `Enum` for `Enum::Variant { .. }`.
     fn struct_expression_type(&self, name: Node<'_>) -> Option<String> {
-        match name.kind() {
+        match name.kind_str() {
             "type_identifier" | "identifier" => {
                 let n = strip_raw(self.text(name));
                 (!self.tparams.contains(&n)).then(|| n.to_string())
             }
             "scoped_type_identifier" | "scoped_identifier" => {
-                if let Some(owner) = name
-                    .child_by_field_name("path")
-                    .and_then(|p| self.path_type(p))
-                {
+                if let Some(owner) = name.field("path").and_then(|p| self.path_type(p)) {
                     return Some(owner);
                 }
-                let last = name.child_by_field_name("name")?;
+                let last = name.field("name")?;
                 Some(strip_raw(self.text(last)).to_string())
             }
             "generic_type_with_turbofish" | "generic_type" => {
-                self.struct_expression_type(name.child_by_field_name("type")?)
+                self.struct_expression_type(name.field("type")?)
             }
             _ => None,
         }
@@ -257,15 +251,15 @@ impl<'s> Extractor<'s> {
             return None;
         }
         let depth = depth + 1;
-        match n.kind() {
+        match n.kind_str() {
             "self" => self
                 .self_owner
                 .is_some()
                 .then(|| Ty::Name("Self".to_string(), Rule::SelfValue)),
             "identifier" => self.local_types.get(strip_raw(self.text(n))).cloned(),
             "field_expression" => {
-                let base = self.expr_type_at(n.child_by_field_name("value")?, depth)?;
-                let field = n.child_by_field_name("field")?;
+                let base = self.expr_type_at(n.field("value")?, depth)?;
+                let field = n.field("field")?;
                 let field = strip_raw(self.text(field)).to_string();
                 // fields of `Self` are the fields of the impl's own type
                 let base = match base {
@@ -278,27 +272,27 @@ impl<'s> Extractor<'s> {
                 Some(Ty::Field(Box::new(base), field))
             }
             "call_expression" => {
-                let mut f = n.child_by_field_name("function")?;
-                if f.kind() == "generic_function" {
-                    f = f.child_by_field_name("function")?;
+                let mut f = n.field("function")?;
+                if f.kind_str() == "generic_function" {
+                    f = f.field("function")?;
                 }
-                if f.kind() != "scoped_identifier" {
+                if f.kind_str() != "scoped_identifier" {
                     return None;
                 }
-                let ty = self.path_type(f.child_by_field_name("path")?)?;
+                let ty = self.path_type(f.field("path")?)?;
                 if matches!(ty.as_str(), "Box" | "Arc" | "Rc" | "Pin") {
                     // smart pointers are looked through, as in declared types:
                     // `Arc::new(x)` and `Arc::clone(&x)` are `x`'s type, other
                     // functions (`into_raw`, `downgrade`, `pin`, ..) unknown
-                    let name = strip_raw(self.text(f.child_by_field_name("name")?));
+                    let name = strip_raw(self.text(f.field("name")?));
                     if !matches!(name, "new" | "clone" | "new_unchecked") {
                         return None;
                     }
-                    let args = n.child_by_field_name("arguments")?;
+                    let args = n.field("arguments")?;
                     let mut c = args.walk();
                     let arg = args.named_children(&mut c).find(|k| {
                         !matches!(
-                            k.kind(),
+                            k.kind_str(),
                             "line_comment" | "block_comment" | "attribute_item"
                         )
                     })?;
@@ -306,20 +300,20 @@ impl<'s> Extractor<'s> {
                 }
                 // Only functions named like constructors return their type:
                 // `NFA::config()` is a `Config`, `Foo::builder()` a builder.
-                let name = strip_raw(self.text(f.child_by_field_name("name")?));
+                let name = strip_raw(self.text(f.field("name")?));
                 if !looks_like_constructor(name) {
                     return None;
                 }
                 Some(Ty::Name(ty, Rule::Expression))
             }
             "struct_expression" => {
-                let ty = self.struct_expression_type(n.child_by_field_name("name")?)?;
+                let ty = self.struct_expression_type(n.field("name")?)?;
                 Some(Ty::Name(ty, Rule::Expression))
             }
             "parenthesized_expression" => self.expr_type_at(n.named_child(0)?, depth),
-            "reference_expression" => self.expr_type_at(n.child_by_field_name("value")?, depth),
+            "reference_expression" => self.expr_type_at(n.field("value")?, depth),
             // `*x` for `x: &T` or `x: Box<T>` (already unwrapped) is still `T`
-            "unary_expression" if n.child(0).is_some_and(|op| op.kind() == "*") => {
+            "unary_expression" if n.child(0).is_some_and(|op| op.kind_str() == "*") => {
                 self.expr_type_at(n.named_child(0)?, depth)
             }
             // `Type::open(..)?`, `Type::connect(..).await`: constructors returning
@@ -327,7 +321,7 @@ impl<'s> Extractor<'s> {
             "try_expression" | "await_expression" => {
                 let inner = n.named_child(0)?;
                 if !matches!(
-                    inner.kind(),
+                    inner.kind_str(),
                     "call_expression" | "try_expression" | "await_expression"
                 ) {
                     return None;
@@ -365,15 +359,13 @@ impl<'s> Extractor<'s> {
             })
         };
         let mut c = body.walk();
-        match body.kind() {
+        match body.kind_str() {
             "field_declaration_list" => {
                 for k in body.named_children(&mut c) {
-                    if k.kind() != "field_declaration" {
+                    if k.kind_str() != "field_declaration" {
                         continue;
                     }
-                    let (Some(name), Some(t)) =
-                        (k.child_by_field_name("name"), k.child_by_field_name("type"))
-                    else {
+                    let (Some(name), Some(t)) = (k.field("name"), k.field("type")) else {
                         continue;
                     };
                     fields.push((strip_raw(self.text(name)).to_string(), kind_of(self, t)));
@@ -383,7 +375,7 @@ impl<'s> Extractor<'s> {
                 let mut index = 0usize;
                 for k in body.named_children(&mut c) {
                     if matches!(
-                        k.kind(),
+                        k.kind_str(),
                         "attribute_item" | "visibility_modifier" | "line_comment" | "block_comment"
                     ) {
                         continue;
