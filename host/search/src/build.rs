@@ -33,6 +33,10 @@ const DISK_SEGMENT_MEMORY: usize = 15_000_000;
 /// 40,000 raised the monorepo's peak by ~150 MB (docs/learnings/scale.md, stop 36).
 const CHUNK_DOCS: usize = 12_000;
 
+/// The smallest piece the last chunk is split into between the workers
+/// ([`Threaded::send_tail`]): below it a second segment costs more than it saves.
+const TAIL_PIECE_DOCS: usize = 2_000;
+
 /// How an index is written. Every writer here is a one-segment writer on the thread that
 /// feeds it: tantivy's threaded writer starts and ends threads of its own per index, and
 /// with 160 crate indexes built the memory those threads used stayed resident in the
@@ -85,7 +89,10 @@ impl SymbolIndexBuilder {
             return Self::in_directory(dir);
         }
         Ok(Self::with(Writer::Threaded(Threaded::start(
-            dir, threads, CHUNK_DOCS,
+            dir,
+            threads,
+            CHUNK_DOCS,
+            TAIL_PIECE_DOCS,
         )?)))
     }
 
@@ -99,11 +106,17 @@ impl SymbolIndexBuilder {
         }
     }
 
-    /// A threaded build handing out chunks of `chunk` documents (tests: small chunks).
+    /// A threaded build handing out chunks of `chunk` documents, its last one split in
+    /// pieces of at least `tail_piece` (tests: small chunks).
     #[cfg(test)]
-    pub(crate) fn threaded_in(dir: &Path, threads: usize, chunk: usize) -> SymbolIndexBuilder {
+    pub(crate) fn threaded_in(
+        dir: &Path,
+        threads: usize,
+        chunk: usize,
+        tail_piece: usize,
+    ) -> SymbolIndexBuilder {
         Self::with(Writer::Threaded(
-            Threaded::start(dir, threads, chunk).unwrap(),
+            Threaded::start(dir, threads, chunk, tail_piece).unwrap(),
         ))
     }
 
@@ -283,6 +296,8 @@ type ChunkDone = (usize, IndexMeta, Vec<SegmentMeta>);
 struct Threaded {
     dir: PathBuf,
     chunk_docs: usize,
+    /// [`TAIL_PIECE_DOCS`] (tests: smaller).
+    tail_piece_docs: usize,
     chunk: Vec<TantivyDocument>,
     sent: usize,
     /// `None` once closed, so the workers end.
@@ -291,7 +306,12 @@ struct Threaded {
 }
 
 impl Threaded {
-    fn start(dir: &Path, threads: usize, chunk_docs: usize) -> Result<Threaded> {
+    fn start(
+        dir: &Path,
+        threads: usize,
+        chunk_docs: usize,
+        tail_piece_docs: usize,
+    ) -> Result<Threaded> {
         // A chunk is handed over only to a worker ready to take it: the caller runs
         // ahead of the workers by the one chunk it fills, so memory is bounded.
         let (tx, rx) = sync_channel::<(usize, Vec<TantivyDocument>)>(0);
@@ -307,6 +327,7 @@ impl Threaded {
         Ok(Threaded {
             dir: dir.to_path_buf(),
             chunk_docs,
+            tail_piece_docs: tail_piece_docs.max(1),
             chunk: Vec::with_capacity(chunk_docs),
             sent: 0,
             chunks: Some(tx),
@@ -324,6 +345,27 @@ impl Threaded {
 
     fn send(&mut self) -> Result<()> {
         let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(self.chunk_docs));
+        self.send_docs(chunk)
+    }
+
+    /// Sends the last, partly filled chunk in up to one piece per worker, each of at least
+    /// [`TAIL_PIECE_DOCS`], so the workers write it together. An index smaller than a
+    /// chunk (tokio's ~10,000 definitions) was otherwise written by one worker while the
+    /// other waited, the last thing an index run does (docs/learnings/scale.md, stop 46).
+    fn send_tail(&mut self) -> Result<()> {
+        let mut tail = std::mem::take(&mut self.chunk);
+        let pieces = (tail.len() / self.tail_piece_docs).clamp(1, self.workers.len().max(1));
+        let per_piece = tail.len().div_ceil(pieces);
+        let mut rest = tail.split_off(per_piece.min(tail.len()));
+        self.send_docs(tail)?;
+        while !rest.is_empty() {
+            let next = rest.split_off(per_piece.min(rest.len()));
+            self.send_docs(std::mem::replace(&mut rest, next))?;
+        }
+        Ok(())
+    }
+
+    fn send_docs(&mut self, chunk: Vec<TantivyDocument>) -> Result<()> {
         let sent = self
             .chunks
             .as_ref()
@@ -369,7 +411,7 @@ impl Threaded {
             return Segments::new(&self.dir)?.write_meta();
         }
         if !self.chunk.is_empty() {
-            self.send()?;
+            self.send_tail()?;
         }
         let chunks = self.join()?;
         let mut meta = None;

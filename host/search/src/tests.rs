@@ -404,19 +404,31 @@ fn tied_docs(n: u64) -> Vec<SearchDoc> {
 fn an_index_built_by_worker_threads_answers_exactly_as_one_built_in_order() {
     let docs = tied_docs(500);
     let in_memory = SymbolIndex::build(docs.clone()).unwrap();
-    for (threads, chunk) in [(2, 13), (3, 50), (2, 500), (2, 1000)] {
+    // (threads, chunk, the last chunk's smallest piece, segments): a last chunk of 500
+    // (or of 110 after three of 130) is split between the workers in pieces of at least
+    // the smallest piece, at most one per worker.
+    for (threads, chunk, piece, segments) in [
+        (2, 13, usize::MAX, 39),
+        (3, 50, usize::MAX, 10),
+        (2, 500, usize::MAX, 1),
+        (2, 1000, usize::MAX, 1),
+        (2, 1000, 100, 2),
+        (3, 1000, 100, 3),
+        (3, 1000, 200, 2),
+        (2, 130, 100, 4),
+        (2, 130, 50, 5),
+    ] {
         let tmp = tempfile::tempdir().unwrap();
-        let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), threads, chunk);
+        let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), threads, chunk, piece);
         for d in docs.clone() {
             builder.add(d).unwrap();
         }
         builder.close().unwrap();
         let on_disk = SymbolIndex::open(tmp.path()).unwrap();
-        let chunks = 500usize.div_ceil(chunk);
         assert_eq!(
             on_disk.parts[0].searcher.segment_readers().len(),
-            chunks,
-            "{threads} threads, chunks of {chunk}: one segment per chunk"
+            segments,
+            "{threads} threads, chunks of {chunk}, pieces of {piece}: one segment per piece"
         );
         // Only the index's own files are left: no chunk directory.
         assert!(
@@ -441,13 +453,13 @@ fn an_index_built_by_worker_threads_answers_exactly_as_one_built_in_order() {
 #[test]
 fn a_threaded_build_of_nothing_matches_nothing_and_a_dropped_one_stops_its_workers() {
     let tmp = tempfile::tempdir().unwrap();
-    let builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 10);
+    let builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 10, 2);
     builder.close().unwrap();
     let empty = SymbolIndex::open(tmp.path()).unwrap();
     assert_eq!(empty.search("read", None, 0, 5).unwrap().total, 0);
 
     let tmp = tempfile::tempdir().unwrap();
-    let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 10);
+    let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 10, 2);
     for d in tied_docs(45) {
         builder.add(d).unwrap();
     }
@@ -604,7 +616,7 @@ fn rebuilt(
 fn an_index_with_changes_answers_as_one_built_again_from_the_changed_corpus() {
     let docs = tied_docs(600);
     let tmp = tempfile::tempdir().unwrap();
-    let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 64);
+    let mut builder = SymbolIndexBuilder::threaded_in(tmp.path(), 2, 64, 16);
     for d in docs.clone() {
         builder.add(d).unwrap();
     }
