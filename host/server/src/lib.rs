@@ -158,6 +158,8 @@ pub struct Core {
     pub(crate) shadows: shadow::Book,
     /// The database path, as reports name it.
     pub(crate) db_label: String,
+    /// Project files read recently, for reads of their lines.
+    pub(crate) files: host_services::file_cache::FileCache,
 }
 
 impl Core {
@@ -181,6 +183,7 @@ impl Core {
             search,
             shadows: shadow::Book::default(),
             db_label: config.db_path.display().to_string(),
+            files: host_services::file_cache::FileCache::new(host_services::file_cache::RACY),
         })
     }
 
