@@ -106,17 +106,24 @@ impl FileCache {
     pub(crate) fn read(&self, root: &Path, rel: &str) -> Result<Arc<[u8]>, Refused> {
         let path = root.join(rel);
         let stamp = Stamp::of(&path);
-        if let Some(stamp) = stamp {
+        {
             let mut files = self.lock();
             files.clock += 1;
             let clock = files.clock;
-            if let Some(kept) = files.by_path.get_mut(&path)
-                && kept.stamp == stamp
-            {
-                kept.used = clock;
-                #[cfg(test)]
-                self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(kept.bytes.clone());
+            match files.by_path.get_mut(&path) {
+                Some(kept) if Some(kept.stamp) == stamp => {
+                    kept.used = clock;
+                    #[cfg(test)]
+                    self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(kept.bytes.clone());
+                }
+                // Changed, replaced or gone: its bytes are never handed out again.
+                Some(_) => {
+                    if let Some(stale) = files.by_path.remove(&path) {
+                        files.bytes -= stale.bytes.len();
+                    }
+                }
+                None => {}
             }
         }
         // Taken before the read: if the file changes after it, the next `lstat` differs.
@@ -211,6 +218,10 @@ mod tests {
         let before = hits(&cache);
         assert!(cache.read(&root, "a.rs").is_err());
         assert_eq!(hits(&cache), before);
+        assert!(
+            !cache.lock().by_path.contains_key(&root.join("a.rs")),
+            "a file's kept bytes go once it is not the file read"
+        );
 
         // A parent directory swapped for a link to a directory outside the root.
         std::fs::create_dir(root.join("src")).unwrap();
