@@ -677,3 +677,158 @@ async fn an_imported_index_answers_until_its_files_are_edited() {
     );
     s.stop().await;
 }
+
+/// An executable standing in for rust-analyzer that writes a line to `log` for each
+/// indexing run (`scip`) it is asked for, then runs the real one, or, with `fail`,
+/// fails as rust-analyzer does on a tree of several Cargo projects. `--version` (the
+/// detection) is always the real one's.
+fn counting_rust_analyzer(dir: &Path, log: &Path, fail: bool) -> std::path::PathBuf {
+    let script = dir.join(if fail { "ra-failing" } else { "ra-counting" });
+    let on_scip = if fail {
+        "echo 'Error: more than one project' >&2; exit 1"
+    } else {
+        "exec \"$RA\" \"$@\""
+    };
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nRA=$(command -v rust-analyzer || rustup which rust-analyzer)\n\
+             case \" $* \" in *\" scip \"*) echo run >> '{}'; {on_scip};; esac\n\
+             exec \"$RA\" \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+fn runs_in(log: &Path) -> usize {
+    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
+}
+
+/// Waits until the serving process that had `db` has let go of it.
+fn wait_unlocked(db: &Path, config: &Path) {
+    for _ in 0..100 {
+        let out = std::process::Command::new(support::scryer_bin())
+            .args(["--db", db.to_str().unwrap(), "report", "--json"])
+            .env("SCRYER_CONFIG_DIR", config)
+            .env("SCRYER_DAEMON", "off")
+            .output()
+            .unwrap();
+        if out.status.success() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the database stayed locked after the server stopped");
+}
+
+/// Starts a serving process of its own on `db` (no daemon: each start is a new process
+/// with nothing in memory), indexes `root` and waits for the precise stage `want`, twice
+/// two seconds apart, so a run the index run queued has been made or skipped.
+async fn serve_until(db: &Path, root: &Path, env: &[(&str, &str)], want: &str) -> (Scryer, Value) {
+    let s = Scryer::start_with_db(db, &[], env).await;
+    s.index(root).await;
+    wait_precise(&s, root, want, Duration::from_secs(240)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let status = wait_precise(&s, root, want, Duration::from_secs(240)).await;
+    (s, status)
+}
+
+#[tokio::test]
+async fn a_new_process_does_not_run_the_indexer_again_over_the_same_files() {
+    let ws = fixture("rust");
+    let state = tempfile::tempdir().unwrap();
+    let (db, log, config) = (
+        state.path().join("p.db"),
+        state.path().join("runs.log"),
+        state.path().join("config"),
+    );
+    let ra = counting_rust_analyzer(state.path(), &log, false);
+    let env = [
+        PRECISE_ON[0],
+        PRECISE_ON[1],
+        ("SCRYER_DAEMON", "off"),
+        ("SCRYER_PRECISE_RUST_CMD", ra.to_str().unwrap()),
+    ];
+    let (s, first) = serve_until(&db, ws.path(), &env, "ready").await;
+    assert_eq!(runs_in(&log), 1, "{first}");
+    s.stop().await;
+    wait_unlocked(&db, &config);
+
+    // A new process, nothing changed: the stored run answers, rust-analyzer is not run.
+    let (s, again) = serve_until(&db, ws.path(), &env, "ready").await;
+    assert_eq!(runs_in(&log), 1, "{again}");
+    assert_eq!(
+        again["precise_languages"][0]["finished_at"], first["precise_languages"][0]["finished_at"],
+        "{again}"
+    );
+    let v = s.reference_sites("Circle::area").await;
+    assert_eq!(v["precision"], "precise", "{v}");
+
+    // A source edited: the next run is made.
+    let lib = ws.path().join("src/lib.rs");
+    let mut text = std::fs::read_to_string(&lib).unwrap();
+    text.push_str("\npub fn twice(c: &Circle) -> f64 {\n    c.area() * 2.0\n}\n");
+    std::fs::write(&lib, text).unwrap();
+    let started = Instant::now();
+    while runs_in(&log) < 2 {
+        // A call naming the file refreshes it at once; the watcher would too.
+        s.reference_sites("Circle::area").await;
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no run after an edit"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_run_that_failed_is_not_made_again_over_the_same_files() {
+    let ws = fixture("rust");
+    let state = tempfile::tempdir().unwrap();
+    let (db, log, config) = (
+        state.path().join("p.db"),
+        state.path().join("runs.log"),
+        state.path().join("config"),
+    );
+    let ra = counting_rust_analyzer(state.path(), &log, true);
+    let env = [
+        PRECISE_ON[0],
+        PRECISE_ON[1],
+        ("SCRYER_DAEMON", "off"),
+        ("SCRYER_PRECISE_RUST_CMD", ra.to_str().unwrap()),
+    ];
+    let (s, first) = serve_until(&db, ws.path(), &env, "failed").await;
+    assert_eq!(runs_in(&log), 1, "{first}");
+    assert!(
+        first["precise_languages"][0]["error"]
+            .to_string()
+            .contains("more than one project"),
+        "{first}"
+    );
+    s.stop().await;
+    wait_unlocked(&db, &config);
+
+    // A new process: the same failure is reported, and why it is not tried again.
+    let (s, again) = serve_until(&db, ws.path(), &env, "failed").await;
+    assert_eq!(runs_in(&log), 1, "{again}");
+    let error = again["precise_languages"][0]["error"].to_string();
+    assert!(
+        error.contains("more than one project") && error.contains("not run again"),
+        "{again}"
+    );
+    // A root file the indexer reads changes (a workspace manifest): it is tried again.
+    let manifest = ws.path().join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str("\n[workspace]\n");
+    std::fs::write(&manifest, text).unwrap();
+    s.stop().await;
+    wait_unlocked(&db, &config);
+    let (s, _) = serve_until(&db, ws.path(), &env, "failed").await;
+    assert_eq!(runs_in(&log), 2);
+    s.stop().await;
+}

@@ -9,7 +9,10 @@
 //! - `precise_symbol`: SCIP symbol strings, interned per project and language;
 //! - `precise_occurrence`: one row per occurrence of a global symbol, numbered within its
 //!   `precise_file` like the core per-file rows (`file_rows`), so a file's occurrences
-//!   are one range of ids.
+//!   are one range of ids;
+//! - `precise_attempt`: the last time scryer ran a (project, language)'s indexer: a
+//!   digest of what the run read and how it ended, so a run over the same inputs is not
+//!   made again (ADR 0055).
 
 use std::collections::HashMap;
 
@@ -64,9 +67,18 @@ pub(crate) const SCHEMA: &[&str] = &[
         enclosing_end INTEGER
     )",
     "CREATE INDEX IF NOT EXISTS precise_occurrence_by_symbol ON precise_occurrence (symbol_id)",
+    "CREATE TABLE IF NOT EXISTS precise_attempt (
+        project_id INTEGER NOT NULL,
+        language TEXT NOT NULL,
+        inputs TEXT NOT NULL,
+        failure TEXT,
+        at_unix INTEGER NOT NULL,
+        PRIMARY KEY (project_id, language)
+    )",
 ];
 
 pub(crate) const PROJECT_DELETIONS: &[&str] = &[
+    "DELETE FROM precise_attempt WHERE project_id = ?1",
     "DELETE FROM precise_occurrence WHERE project_id = ?1",
     "DELETE FROM precise_symbol WHERE project_id = ?1",
     "DELETE FROM precise_file WHERE project_id = ?1",
@@ -92,6 +104,18 @@ pub struct PreciseRunRow {
     pub occurrences: i64,
     /// All its rows are written.
     pub complete: bool,
+}
+
+/// The last run of a (project, language)'s indexer that scryer made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreciseAttempt {
+    /// A digest of what the run read: the language's files (paths and content hashes),
+    /// its project markers, the indexer and its version.
+    pub inputs: String,
+    /// Why it failed; `None`: its index was stored.
+    pub failure: Option<String>,
+    /// When it ended, in seconds since the Unix epoch.
+    pub at_unix: i64,
 }
 
 /// A file a precise run covered.
@@ -188,6 +212,55 @@ impl Db {
             occurrences: 0,
             run,
         })
+    }
+
+    /// The last run of `language`'s indexer scryer made for the project, if any is kept.
+    pub async fn precise_attempt(
+        &self,
+        project_id: i64,
+        language: &str,
+    ) -> Result<Option<PreciseAttempt>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query_cached(
+                "SELECT inputs, failure, at_unix FROM precise_attempt \
+                 WHERE project_id = ?1 AND language = ?2",
+                (project_id, language),
+            )
+            .await?;
+        let Some(row) = rows.next().await? else {
+            return Ok(None);
+        };
+        Ok(Some(PreciseAttempt {
+            inputs: text(col(&row, 0)?).unwrap_or_default(),
+            failure: text(col(&row, 1)?),
+            at_unix: int(col(&row, 2)?).unwrap_or_default(),
+        }))
+    }
+
+    /// Keeps how the last run of `language`'s indexer ended, replacing the one before.
+    /// Written after the run's rows (a stored run's `precise_begin` drops the one before).
+    pub async fn record_precise_attempt(
+        &self,
+        project_id: i64,
+        language: &str,
+        attempt: &PreciseAttempt,
+    ) -> Result<()> {
+        let conn = self.connect().await?;
+        conn.execute(
+            "INSERT INTO precise_attempt (project_id, language, inputs, failure, at_unix) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(project_id, language) DO UPDATE SET \
+             inputs = excluded.inputs, failure = excluded.failure, at_unix = excluded.at_unix",
+            (
+                project_id,
+                language,
+                attempt.inputs.as_str(),
+                attempt.failure.as_deref(),
+                attempt.at_unix,
+            ),
+        )
+        .await?;
+        Ok(())
     }
 
     /// Every (project, language) run stored for a project, by language.
@@ -386,7 +459,8 @@ async fn max_id(conn: &Connection, table: &str) -> Result<i64> {
 }
 
 /// Removes a (project, language)'s precise rows: its files' occurrences (one id range
-/// per file), files, symbols and run row.
+/// per file), files, symbols, run row and the last attempt (an import, or a run whose
+/// attempt is written once it is stored, replaces what it said).
 async fn delete_language(conn: &Connection, project_id: i64, language: &str) -> Result<()> {
     let mut ids = Vec::new();
     let mut rows = conn
@@ -409,7 +483,12 @@ async fn delete_language(conn: &Connection, project_id: i64, language: &str) -> 
         )
         .await?;
     }
-    for table in ["precise_file", "precise_symbol", "precise_run"] {
+    for table in [
+        "precise_file",
+        "precise_symbol",
+        "precise_run",
+        "precise_attempt",
+    ] {
         conn.execute(
             &format!("DELETE FROM {table} WHERE project_id = ?1 AND language = ?2"),
             (project_id, language),
@@ -617,6 +696,47 @@ mod tests {
             roles,
             enclosing: None,
         }
+    }
+
+    #[tokio::test]
+    async fn the_last_attempt_is_kept_replaced_and_dropped_by_the_next_stored_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("i.db")).await.unwrap();
+        let p = db.register_project("/p", None).await.unwrap();
+        assert_eq!(db.precise_attempt(p.id, "rust").await.unwrap(), None);
+        let failed = PreciseAttempt {
+            inputs: "d1".into(),
+            failure: Some("more than one project".into()),
+            at_unix: 100,
+        };
+        db.record_precise_attempt(p.id, "rust", &failed)
+            .await
+            .unwrap();
+        assert_eq!(
+            db.precise_attempt(p.id, "rust").await.unwrap(),
+            Some(failed)
+        );
+        assert_eq!(db.precise_attempt(p.id, "python").await.unwrap(), None);
+        let stored = PreciseAttempt {
+            inputs: "d2".into(),
+            failure: None,
+            at_unix: 200,
+        };
+        db.record_precise_attempt(p.id, "rust", &stored)
+            .await
+            .unwrap();
+        assert_eq!(
+            db.precise_attempt(p.id, "rust").await.unwrap(),
+            Some(stored.clone())
+        );
+        // A run (or an import) being stored replaces what the last attempt said.
+        db.precise_begin(p.id, run("rust")).await.unwrap();
+        assert_eq!(db.precise_attempt(p.id, "rust").await.unwrap(), None);
+        db.record_precise_attempt(p.id, "rust", &stored)
+            .await
+            .unwrap();
+        db.delete_project(p.id).await.unwrap();
+        assert_eq!(db.precise_attempt(p.id, "rust").await.unwrap(), None);
     }
 
     #[tokio::test]

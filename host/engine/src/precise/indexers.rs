@@ -89,6 +89,33 @@ impl PreciseLanguage {
 }
 
 impl PreciseLanguage {
+    /// Files at a project's root the indexer reads besides the sources: manifests, lock
+    /// files, toolchain and compiler settings. Part of a run's inputs (`inputs_digest`).
+    pub fn root_inputs(self) -> &'static [&'static str] {
+        match self {
+            PreciseLanguage::Rust => &[
+                "Cargo.toml",
+                "Cargo.lock",
+                "rust-toolchain.toml",
+                "rust-toolchain",
+                ".cargo/config.toml",
+            ],
+            PreciseLanguage::Python => &[
+                "pyproject.toml",
+                "setup.py",
+                "setup.cfg",
+                "requirements.txt",
+            ],
+            PreciseLanguage::TypeScript => &[
+                "package.json",
+                "package-lock.json",
+                "tsconfig.json",
+                "jsconfig.json",
+            ],
+            PreciseLanguage::Go => &["go.mod", "go.sum", "go.work"],
+        }
+    }
+
     /// What to do about a failure the indexer is known to report (`said`, the lines it
     /// printed), for the status: `None` for any other failure.
     pub fn failure_advice(self, said: &str) -> Option<&'static str> {

@@ -4,16 +4,20 @@
 //!   `rustup which`, `SCRYER_PRECISE_<LANG>_CMD`) and its command line;
 //! - [`run`]: one indexer run in a child process at low CPU priority, with a wall-clock
 //!   limit, writing its index into a temporary directory;
+//! - [`inputs`]: what one run reads, as a digest, so a run over the same inputs is not
+//!   made again (ADR 0055);
 //! - [`scip_read`]: the SCIP file read one document at a time (the `scip` crate's types
 //!   over protobuf's stream reader), so an index is never held whole in memory.
 //!
 //! What is stored and how it is invalidated is ADR 0018.
 
 pub mod indexers;
+pub mod inputs;
 pub mod run;
 pub mod scip_read;
 
 pub use indexers::{Detection, Indexer, PreciseLanguage, detect};
+pub use inputs::inputs_digest;
 pub use run::{RunOutcome, run_indexer};
 pub use scip_read::{ScipDocument, ScipItem, ScipMetadata, ScipOccurrence, read_scip};
 

@@ -43,6 +43,11 @@ pub mod limits {
         Duration::from_millis(from_env("SCRYER_PRECISE_SETTLE_MS", 30_000))
     }
 
+    /// How long a failed run is not made again over the same inputs (ADR 0055): a
+    /// failure can come from outside them (a missing toolchain component, a run killed
+    /// by its wall-clock limit on a loaded machine), so it is tried again after this.
+    pub const FAILED_RUN_KEPT: Duration = Duration::from_secs(3600);
+
     /// Names whose unresolved sites are kept between calls (each a name's few sites;
     /// the whole set is dropped when the index or the precise data changes).
     pub const UNRESOLVED_KEPT: usize = 4096;

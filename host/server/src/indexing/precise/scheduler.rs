@@ -9,12 +9,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use scryer_db::{PreciseRunRow, ProjectRow};
+use scryer_db::{PreciseAttempt, PreciseRunRow, ProjectRow};
 use scryer_engine::indexer::{FileStamp, file_stamp};
 use scryer_engine::precise::scip_read::{
     LOCAL, ROLE_DEFINITION, ScipDocument, ScipItem, ScipOccurrence, symbol_name,
 };
-use scryer_engine::precise::{Detection, PreciseLanguage, read_scip, run_indexer};
+use scryer_engine::precise::{Detection, PreciseLanguage, inputs_digest, read_scip, run_indexer};
 
 use super::{LangState, LangStatus, PreciseService, limits};
 
@@ -113,22 +113,133 @@ async fn run_project(service: &Arc<PreciseService>, project: &ProjectRow) {
             indexer_version: Some(indexer.version.clone()),
             run: None,
         };
+        let inputs = inputs_of(project, &files, &indexer).await;
+        match due(service, project, language, &inputs).await {
+            Due::Run => {}
+            Due::Stored => {
+                tracing::info!(project = %project.slug, language = language.name(),
+                    "precise run not made again: its inputs are those of the stored run");
+                set_state(service, project.id, status(LangState::Ready));
+                continue;
+            }
+            Due::Failed(why) => {
+                tracing::info!(project = %project.slug, language = language.name(),
+                    "precise run not made again: its inputs are those of the last run, which failed");
+                set_state(service, project.id, status(LangState::Failed(why)));
+                continue;
+            }
+        }
         set_state(service, project.id, status(LangState::Running));
         let outcome = run_one(service, project, &indexer).await;
-        let state = match outcome {
+        let (state, failure) = match outcome {
             Ok(run) => {
                 tracing::info!(project = %project.slug, language = language.name(), files = run.files,
                     occurrences = run.occurrences, ms = run.duration_ms.unwrap_or(0), "precise run stored");
-                LangState::Ready
+                (LangState::Ready, None)
             }
             Err(e) => {
                 let why = format!("{e:#}");
                 tracing::warn!(project = %project.slug, language = language.name(), error = %why, "precise run failed");
-                LangState::Failed(why)
+                (LangState::Failed(why.clone()), Some(why))
             }
         };
+        let attempt = PreciseAttempt {
+            inputs,
+            failure,
+            at_unix: unix_now(),
+        };
+        if let Err(e) = service
+            .db()
+            .record_precise_attempt(project.id, language.name(), &attempt)
+            .await
+        {
+            tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "precise: keeping the run's inputs failed");
+        }
         set_state(service, project.id, status(state));
     }
+}
+
+/// Whether a language's indexer is run, given its last run (ADR 0055).
+#[derive(Debug, PartialEq, Eq)]
+enum Due {
+    Run,
+    /// The stored run read these inputs: it is what a run would store again.
+    Stored,
+    /// The last run read these inputs and failed, recently: why, for the status.
+    Failed(String),
+}
+
+/// What the run about to start reads ([`inputs_digest`]), from the index's files of the
+/// indexer's language.
+async fn inputs_of(
+    project: &ProjectRow,
+    files: &HashMap<String, scryer_db::FileRow>,
+    indexer: &scryer_engine::precise::Indexer,
+) -> String {
+    let langs = indexer.language.file_languages();
+    let sources: Vec<(String, String)> = files
+        .values()
+        .filter(|f| langs.contains(&f.language.as_str()))
+        .map(|f| (f.path.clone(), f.content_hash.clone()))
+        .collect();
+    let (root, indexer) = (project.root.clone(), indexer.clone());
+    tokio::task::spawn_blocking(move || {
+        inputs_digest(
+            Path::new(&root),
+            &indexer,
+            sources.iter().map(|(p, h)| (p.as_str(), h.as_str())),
+        )
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// Compares `inputs` with the last run's: the same inputs give the same index, or the
+/// same failure (kept for [`limits::FAILED_RUN_KEPT`]: a failure can come from outside
+/// the inputs, an indexer's missing toolchain component or an overloaded machine).
+async fn due(
+    service: &PreciseService,
+    project: &ProjectRow,
+    language: PreciseLanguage,
+    inputs: &str,
+) -> Due {
+    let db = service.db();
+    let last = db
+        .precise_attempt(project.id, language.name())
+        .await
+        .ok()
+        .flatten();
+    let stored = db
+        .precise_runs(project.id)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .any(|r| r.language == language.name() && r.complete && r.source == "run");
+    due_after(last.as_ref(), inputs, stored, unix_now())
+}
+
+fn due_after(last: Option<&PreciseAttempt>, inputs: &str, stored: bool, now_unix: i64) -> Due {
+    let Some(last) = last.filter(|l| !inputs.is_empty() && l.inputs == inputs) else {
+        return Due::Run;
+    };
+    let kept = limits::FAILED_RUN_KEPT.as_secs() as i64;
+    match &last.failure {
+        None if stored => Due::Stored,
+        None => Due::Run,
+        Some(why) if now_unix.saturating_sub(last.at_unix) < kept => Due::Failed(format!(
+            "{why} (not run again: the last run read the same files and settings {} s ago; \
+             it runs again when one of them changes, or {} min after it failed)",
+            now_unix.saturating_sub(last.at_unix),
+            kept / 60
+        )),
+        Some(_) => Due::Run,
+    }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// One indexer run and its ingest.
@@ -428,6 +539,40 @@ pub async fn import(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_over_the_inputs_of_the_last_is_not_made_again() {
+        let attempt = |inputs: &str, failure: Option<&str>, at_unix: i64| PreciseAttempt {
+            inputs: inputs.into(),
+            failure: failure.map(str::to_string),
+            at_unix,
+        };
+        let kept = limits::FAILED_RUN_KEPT.as_secs() as i64;
+        let stored = attempt("d1", None, 1_000);
+        assert_eq!(due_after(None, "d1", true, 2_000), Due::Run);
+        assert_eq!(due_after(Some(&stored), "d1", true, 2_000), Due::Stored);
+        // Other inputs, or the stored run gone (deleted, or replaced by an import).
+        assert_eq!(due_after(Some(&stored), "d2", true, 2_000), Due::Run);
+        assert_eq!(due_after(Some(&stored), "d1", false, 2_000), Due::Run);
+        // Inputs that could not be worked out never match.
+        assert_eq!(
+            due_after(Some(&attempt("", None, 1_000)), "", true, 2_000),
+            Due::Run
+        );
+        let failed = attempt("d1", Some("more than one project"), 1_000);
+        match due_after(Some(&failed), "d1", false, 1_000 + kept - 1) {
+            Due::Failed(why) => assert!(
+                why.starts_with("more than one project (not run again") && why.contains("60 min"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            due_after(Some(&failed), "d1", false, 1_000 + kept),
+            Due::Run
+        );
+        assert_eq!(due_after(Some(&failed), "d2", false, 1_001), Due::Run);
+    }
 
     #[test]
     fn an_index_applies_to_the_text_its_definitions_sit_on() {
