@@ -172,7 +172,7 @@ async fn a_new_plugin_builds_from_the_packaged_sdk_alone() {
     let verify = plugin(&cfg, &["verify", wasm.to_str().unwrap()]);
     let report = String::from_utf8_lossy(&verify.stdout).into_owned();
     assert!(
-        report.contains("pkg-words 0.1.0 (WIT 0.4.0") && report.contains("tools: pkg_words_words"),
+        report.contains("pkg-words 0.1.0 (WIT 0.5.0") && report.contains("tools: pkg_words_words"),
         "{report}"
     );
 }

@@ -7,7 +7,9 @@
 //! - So is one built against WIT 0.3 (tests/fixtures/plugins/v0_3_names), through the
 //!   index reads 0.3 added; it has no 0.4 `answer`, so the host adds its notes to the
 //!   body and reads the files it names from its JSON, as before 0.4.
-//! - The portfolio plugin (plugins/portfolio, WIT 0.3 through the SDK) is installed as an
+//! - So is one built against WIT 0.4 (tests/fixtures/plugins/v0_4_precise), through its
+//!   `answer` and 0.4's one-definition-at-a-time `precise-usages`, which 0.5 batches.
+//! - The portfolio plugin (plugins/portfolio, built through the SDK) is installed as an
 //!   external plugin; without `git-read` it is refused at load with the grant named, and
 //!   once granted every tool answers over two temporary git repositories registered as
 //!   projects (one with uncommitted work, one clean).
@@ -24,11 +26,12 @@ const PORTFOLIO: &str = "scryer-portfolio";
 const LEGACY: &str = "scryer-fixture-v0-1-echo";
 const CENSUS: &str = "scryer-fixture-v0-2-catalog";
 const NAMES: &str = "scryer-fixture-v0-3-names";
+const PRECISION: &str = "scryer-fixture-v0-4-precise";
 
-/// Builds the four components for wasm32-wasip2 once per test binary.
+/// Builds the five components for wasm32-wasip2 once per test binary.
 fn component(package: &str) -> PathBuf {
     static BUILT: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    const PACKAGES: [&str; 4] = [PORTFOLIO, LEGACY, CENSUS, NAMES];
+    const PACKAGES: [&str; 5] = [PORTFOLIO, LEGACY, CENSUS, NAMES, PRECISION];
     let built = BUILT.get_or_init(|| {
         // `<target>/debug/deps/<test>`: the fixtures share the target dir's wasm folder.
         let exe = std::env::current_exe().unwrap();
@@ -208,6 +211,52 @@ async fn a_router_built_against_wit_0_3_still_loads_and_answers_with_host_notes_
         "{v}"
     );
     assert_eq!(v["complete"], false, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_router_built_against_wit_0_4_still_loads_and_answers_through_its_0_4_reads() {
+    let cfg = tempfile::tempdir().unwrap();
+    let precision = component(PRECISION);
+    let precision = precision.to_str().unwrap();
+    let verified =
+        String::from_utf8_lossy(&plugin(cfg.path(), &["verify", precision]).stdout).into_owned();
+    assert!(verified.contains("(WIT 0.4.0"), "{verified}");
+    ok(cfg.path(), &["add", precision, "--grant", "index-read"]);
+
+    let s = Scryer::with_config_dir(cfg.path()).await;
+    let work = tempfile::tempdir().unwrap();
+    let root = repo(work.path(), "precision-demo", "start");
+    std::fs::write(
+        root.join("src/main.rs"),
+        "fn marmalade() {}\nmod inner {\n    pub fn marmalade() {}\n}\nfn main() { marmalade(); }\n",
+    )
+    .unwrap();
+    s.index(&root).await;
+    let project = root.to_str().unwrap();
+    let v = s
+        .call_json(
+            "name_precision",
+            json!({"name": "marmalade", "project": project, "nmae": 1}),
+        )
+        .await;
+    assert_eq!(v["wit"], "0.4.0", "{v}");
+    // Each definition asked about on its own through 0.4's `precise-usages`, answered by
+    // the host that batches them for 0.5 routers (precise mode is off in tests).
+    assert_eq!(
+        v["definitions"],
+        json!([
+            {"file_path": "src/main.rs", "precision": "heuristic"},
+            {"file_path": "src/main.rs", "precision": "heuristic"},
+        ]),
+        "{v}"
+    );
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("ignored unknown argument `nmae`: name_precision accepts name, project"),
+        "the host's notes reach a 0.4 `answer`: {v}"
+    );
     s.stop().await;
 }
 

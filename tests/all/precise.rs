@@ -111,6 +111,44 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
     );
     assert_eq!(v["precision"], "precise", "{v}");
 
+    // The bare name names both: each definition's group holds its precise usages, all
+    // asked of the host in one call (WIT 0.5 `precise-usages-of`).
+    let v = s
+        .call_json(
+            "find_references",
+            json!({"symbol": "area", "view": "sites"}),
+        )
+        .await;
+    assert_eq!(v["ambiguous"], true, "{v}");
+    assert_eq!(v["precision"], "precise", "{v}");
+    let groups: Vec<(String, Vec<(String, u64)>)> = v["definitions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no definitions: {v}"))
+        .iter()
+        .map(|g| {
+            (
+                g["definition"]["qualified_name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                sites(g),
+            )
+        })
+        .collect();
+    for (name, want) in [
+        (
+            "precise_demo::shapes::Circle::area",
+            owned(&[("src/lib.rs", 7), ("src/lib.rs", 11)]),
+        ),
+        (
+            "precise_demo::shapes::Square::area",
+            owned(&[("src/lib.rs", 7), ("src/lib.rs", 15)]),
+        ),
+    ] {
+        let got = groups.iter().find(|(n, _)| n == name);
+        assert_eq!(got.map(|(_, g)| g), Some(&want), "{name}: {v}");
+    }
+
     // resolve_definition: by name, confirmed by the index; by a written site, answered by it.
     let v = s
         .call_json("resolve_definition", json!({"symbol": "Circle::area"}))

@@ -5,14 +5,15 @@
 //!
 //! Every released WIT version is linked (ADR 0008):
 //!
-//! - `v0_4` binds the newest version, `wit/v0.4`. Its Rust types are the host's types,
+//! - `v0_5` binds the newest version, `wit/v0.5`. Its Rust types are the host's types,
 //!   and its `Host` traits are what [`CallState`] implements.
-//! - `v0_3`, `v0_2` and `v0_1` bind only the *export* of their version (the `plugin` interface a
-//!   router exports); every interface they use is mapped onto the `v0_4` modules with
-//!   `with`, so an older router is described and called with the same Rust types.
+//! - `v0_4`, `v0_3`, `v0_2` and `v0_1` bind only the *export* of their version (the
+//!   `plugin` interface a router exports); every interface they use is mapped onto the
+//!   `v0_5` modules with `with`, so an older router is described and called with the
+//!   same Rust types.
 //!
 //! An older component's imports (`scryer:router/index@0.1.0`, ...) are linked with the
-//! `v0_4` functions under the older names (see `capabilities::linker_for`): every
+//! `v0_5` functions under the older names (see `capabilities::linker_for`): every
 //! version only added interfaces and functions, an older component imports a subset of
 //! them, and the component model checks types structurally, so the same implementation
 //! satisfies all. wasmtime's semver matching cannot do this for us: for 0.x versions
@@ -26,10 +27,31 @@ use crate::{CallScope, HostServices};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod v0_5 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.5",
+        world: "scryer-host",
+    });
+}
+
 pub mod v0_4 {
     wasmtime::component::bindgen!({
         path: "../../wit/v0.4",
         world: "scryer-host",
+        with: {
+            "scryer:router/types@0.4.0": crate::bindings::v0_5::scryer::router::types,
+            "scryer:router/index@0.4.0": crate::bindings::v0_5::scryer::router::index,
+            "scryer:router/files@0.4.0": crate::bindings::v0_5::scryer::router::files,
+            "scryer:router/tokens@0.4.0": crate::bindings::v0_5::scryer::router::tokens,
+            "scryer:router/log@0.4.0": crate::bindings::v0_5::scryer::router::log,
+            "scryer:router/dependencies@0.4.0": crate::bindings::v0_5::scryer::router::dependencies,
+            "scryer:router/search@0.4.0": crate::bindings::v0_5::scryer::router::search,
+            "scryer:router/docs@0.4.0": crate::bindings::v0_5::scryer::router::docs,
+            "scryer:router/docs-write@0.4.0": crate::bindings::v0_5::scryer::router::docs_write,
+            "scryer:router/projects@0.4.0": crate::bindings::v0_5::scryer::router::projects,
+            "scryer:router/git@0.4.0": crate::bindings::v0_5::scryer::router::git,
+            "scryer:router/catalog@0.4.0": crate::bindings::v0_5::scryer::router::catalog,
+        },
     });
 }
 
@@ -38,14 +60,14 @@ pub mod v0_3 {
         path: "../../wit/v0.3",
         world: "router",
         with: {
-            "scryer:router/types@0.3.0": crate::bindings::v0_4::scryer::router::types,
-            "scryer:router/index@0.3.0": crate::bindings::v0_4::scryer::router::index,
-            "scryer:router/files@0.3.0": crate::bindings::v0_4::scryer::router::files,
-            "scryer:router/tokens@0.3.0": crate::bindings::v0_4::scryer::router::tokens,
-            "scryer:router/log@0.3.0": crate::bindings::v0_4::scryer::router::log,
-            "scryer:router/dependencies@0.3.0": crate::bindings::v0_4::scryer::router::dependencies,
-            "scryer:router/search@0.3.0": crate::bindings::v0_4::scryer::router::search,
-            "scryer:router/docs@0.3.0": crate::bindings::v0_4::scryer::router::docs,
+            "scryer:router/types@0.3.0": crate::bindings::v0_5::scryer::router::types,
+            "scryer:router/index@0.3.0": crate::bindings::v0_5::scryer::router::index,
+            "scryer:router/files@0.3.0": crate::bindings::v0_5::scryer::router::files,
+            "scryer:router/tokens@0.3.0": crate::bindings::v0_5::scryer::router::tokens,
+            "scryer:router/log@0.3.0": crate::bindings::v0_5::scryer::router::log,
+            "scryer:router/dependencies@0.3.0": crate::bindings::v0_5::scryer::router::dependencies,
+            "scryer:router/search@0.3.0": crate::bindings::v0_5::scryer::router::search,
+            "scryer:router/docs@0.3.0": crate::bindings::v0_5::scryer::router::docs,
         },
     });
 }
@@ -55,14 +77,14 @@ pub mod v0_2 {
         path: "../../wit/v0.2",
         world: "router",
         with: {
-            "scryer:router/types@0.2.0": crate::bindings::v0_4::scryer::router::types,
-            "scryer:router/index@0.2.0": crate::bindings::v0_4::scryer::router::index,
-            "scryer:router/files@0.2.0": crate::bindings::v0_4::scryer::router::files,
-            "scryer:router/tokens@0.2.0": crate::bindings::v0_4::scryer::router::tokens,
-            "scryer:router/log@0.2.0": crate::bindings::v0_4::scryer::router::log,
-            "scryer:router/dependencies@0.2.0": crate::bindings::v0_4::scryer::router::dependencies,
-            "scryer:router/search@0.2.0": crate::bindings::v0_4::scryer::router::search,
-            "scryer:router/docs@0.2.0": crate::bindings::v0_4::scryer::router::docs,
+            "scryer:router/types@0.2.0": crate::bindings::v0_5::scryer::router::types,
+            "scryer:router/index@0.2.0": crate::bindings::v0_5::scryer::router::index,
+            "scryer:router/files@0.2.0": crate::bindings::v0_5::scryer::router::files,
+            "scryer:router/tokens@0.2.0": crate::bindings::v0_5::scryer::router::tokens,
+            "scryer:router/log@0.2.0": crate::bindings::v0_5::scryer::router::log,
+            "scryer:router/dependencies@0.2.0": crate::bindings::v0_5::scryer::router::dependencies,
+            "scryer:router/search@0.2.0": crate::bindings::v0_5::scryer::router::search,
+            "scryer:router/docs@0.2.0": crate::bindings::v0_5::scryer::router::docs,
         },
     });
 }
@@ -72,20 +94,20 @@ pub mod v0_1 {
         path: "../../wit/v0.1",
         world: "router",
         with: {
-            "scryer:router/types@0.1.0": crate::bindings::v0_4::scryer::router::types,
-            "scryer:router/index@0.1.0": crate::bindings::v0_4::scryer::router::index,
-            "scryer:router/files@0.1.0": crate::bindings::v0_4::scryer::router::files,
-            "scryer:router/tokens@0.1.0": crate::bindings::v0_4::scryer::router::tokens,
-            "scryer:router/log@0.1.0": crate::bindings::v0_4::scryer::router::log,
-            "scryer:router/dependencies@0.1.0": crate::bindings::v0_4::scryer::router::dependencies,
-            "scryer:router/search@0.1.0": crate::bindings::v0_4::scryer::router::search,
-            "scryer:router/docs@0.1.0": crate::bindings::v0_4::scryer::router::docs,
+            "scryer:router/types@0.1.0": crate::bindings::v0_5::scryer::router::types,
+            "scryer:router/index@0.1.0": crate::bindings::v0_5::scryer::router::index,
+            "scryer:router/files@0.1.0": crate::bindings::v0_5::scryer::router::files,
+            "scryer:router/tokens@0.1.0": crate::bindings::v0_5::scryer::router::tokens,
+            "scryer:router/log@0.1.0": crate::bindings::v0_5::scryer::router::log,
+            "scryer:router/dependencies@0.1.0": crate::bindings::v0_5::scryer::router::dependencies,
+            "scryer:router/search@0.1.0": crate::bindings::v0_5::scryer::router::search,
+            "scryer:router/docs@0.1.0": crate::bindings::v0_5::scryer::router::docs,
         },
     });
 }
 
-pub use v0_4::scryer;
-use v0_4::scryer::router::types;
+pub use v0_5::scryer;
+use v0_5::scryer::router::types;
 
 /// A released `scryer:router` version this host links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -94,15 +116,17 @@ pub enum WitVersion {
     V0_2,
     V0_3,
     V0_4,
+    V0_5,
 }
 
 impl WitVersion {
     /// Oldest first.
-    pub const ALL: [WitVersion; 4] = [
+    pub const ALL: [WitVersion; 5] = [
         WitVersion::V0_1,
         WitVersion::V0_2,
         WitVersion::V0_3,
         WitVersion::V0_4,
+        WitVersion::V0_5,
     ];
 
     /// The exact version string interfaces are named with (`index@0.1.0`).
@@ -112,6 +136,7 @@ impl WitVersion {
             WitVersion::V0_2 => "0.2.0",
             WitVersion::V0_3 => "0.3.0",
             WitVersion::V0_4 => "0.4.0",
+            WitVersion::V0_5 => "0.5.0",
         }
     }
 
@@ -147,7 +172,7 @@ impl WitVersion {
             .find(|n| n.starts_with("scryer:router/plugin"))
             .ok_or_else(|| {
                 format!(
-                    "it does not export `scryer:router/plugin` (exports: {}); build it against wit/v0.4 with the SDK's export_router!",
+                    "it does not export `scryer:router/plugin` (exports: {}); build it against wit/v0.5 with the SDK's export_router!",
                     if exports.is_empty() { "none".to_string() } else { exports.join(", ") }
                 )
             })?;
@@ -169,6 +194,7 @@ pub(crate) enum RouterPre {
     V0_2(v0_2::RouterPre<CallState>),
     V0_3(v0_3::RouterPre<CallState>),
     V0_4(v0_4::ScryerHostPre<CallState>),
+    V0_5(v0_5::ScryerHostPre<CallState>),
 }
 
 /// One instance of a router component.
@@ -177,6 +203,7 @@ pub(crate) enum RouterInstance {
     V0_2(v0_2::Router),
     V0_3(v0_3::Router),
     V0_4(v0_4::ScryerHost),
+    V0_5(v0_5::ScryerHost),
 }
 
 impl RouterPre {
@@ -186,6 +213,7 @@ impl RouterPre {
             WitVersion::V0_2 => RouterPre::V0_2(v0_2::RouterPre::new(pre)?),
             WitVersion::V0_3 => RouterPre::V0_3(v0_3::RouterPre::new(pre)?),
             WitVersion::V0_4 => RouterPre::V0_4(v0_4::ScryerHostPre::new(pre)?),
+            WitVersion::V0_5 => RouterPre::V0_5(v0_5::ScryerHostPre::new(pre)?),
         })
     }
 
@@ -198,6 +226,7 @@ impl RouterPre {
             RouterPre::V0_2(pre) => RouterInstance::V0_2(pre.instantiate(store)?),
             RouterPre::V0_3(pre) => RouterInstance::V0_3(pre.instantiate(store)?),
             RouterPre::V0_4(pre) => RouterInstance::V0_4(pre.instantiate(store)?),
+            RouterPre::V0_5(pre) => RouterInstance::V0_5(pre.instantiate(store)?),
         })
     }
 }
@@ -212,6 +241,7 @@ impl RouterInstance {
             RouterInstance::V0_2(i) => i.scryer_router_plugin().call_describe(store),
             RouterInstance::V0_3(i) => i.scryer_router_plugin().call_describe(store),
             RouterInstance::V0_4(i) => i.scryer_router_plugin().call_describe(store),
+            RouterInstance::V0_5(i) => i.scryer_router_plugin().call_describe(store),
         }
     }
 
@@ -224,6 +254,7 @@ impl RouterInstance {
     ) -> wasmtime::Result<Vec<types::ToolTraits>> {
         match self {
             RouterInstance::V0_4(i) => i.scryer_router_plugin().call_describe_traits(store),
+            RouterInstance::V0_5(i) => i.scryer_router_plugin().call_describe_traits(store),
             _ => Ok(description
                 .tools
                 .iter()
@@ -253,6 +284,11 @@ impl RouterInstance {
                 .scryer_router_plugin()
                 .call_call(&mut store, tool, arguments, call),
             RouterInstance::V0_4(i) => {
+                return i
+                    .scryer_router_plugin()
+                    .call_answer(store, tool, arguments, context);
+            }
+            RouterInstance::V0_5(i) => {
                 return i
                     .scryer_router_plugin()
                     .call_answer(store, tool, arguments, context);
@@ -319,7 +355,8 @@ mod tests {
         );
         assert_eq!(WitVersion::compatible_with("0.3.0"), Some(WitVersion::V0_3));
         assert_eq!(WitVersion::compatible_with("0.4.0"), Some(WitVersion::V0_4));
-        assert_eq!(WitVersion::compatible_with("0.5.0"), None);
+        assert_eq!(WitVersion::compatible_with("0.5.0"), Some(WitVersion::V0_5));
+        assert_eq!(WitVersion::compatible_with("0.6.0"), None);
         assert_eq!(WitVersion::compatible_with("1.1.0"), None);
         assert_eq!(WitVersion::compatible_with("x"), None);
     }
@@ -345,7 +382,7 @@ mod tests {
         );
         let e = WitVersion::of_exports(&exports(&["scryer:router/plugin@0.9.0"])).unwrap_err();
         assert!(
-            e.contains("0.9.0") && e.contains("0.1.0, 0.2.0, 0.3.0 and 0.4.0"),
+            e.contains("0.9.0") && e.contains("0.1.0, 0.2.0, 0.3.0, 0.4.0 and 0.5.0"),
             "{e}"
         );
         let e = WitVersion::of_exports(&exports(&["wasi:cli/run@0.2.0"])).unwrap_err();

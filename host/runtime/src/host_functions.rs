@@ -49,6 +49,12 @@ impl<'a> Pass<'a, &'a [String]> for Vec<String> {
     }
 }
 
+impl<'a> Pass<'a, &'a [wit::DefinitionRef]> for Vec<wit::DefinitionRef> {
+    fn pass(&'a self) -> &'a [wit::DefinitionRef] {
+        self
+    }
+}
+
 impl<'a> Pass<'a, Option<&'a str>> for Option<String> {
     fn pass(&'a self) -> Option<&'a str> {
         self.as_deref()

@@ -55,8 +55,8 @@ pub mod wit {
     pub use crate::bindings::scryer::router::docs::{DecisionRow, Document};
     pub use crate::bindings::scryer::router::git::{ChangedFile, Commit, RepoState};
     pub use crate::bindings::scryer::router::index::{
-        Edge, FallbackFile, IndexFacts, PreciseLinkState, PreciseTarget, PreciseUsageSet,
-        ReferenceSite, Symbol,
+        DefinitionRef, Edge, FallbackFile, IndexFacts, PreciseLinkState, PreciseTarget,
+        PreciseUsageSet, PreciseUsageSets, ReferenceSite, Symbol,
     };
     pub use crate::bindings::scryer::router::log::Level;
     pub use crate::bindings::scryer::router::projects::{
@@ -70,7 +70,7 @@ pub mod wit {
     };
     /// The newest WIT package version this host implements (every older released one is
     /// linked too, see [`crate::WitVersion`]).
-    pub const VERSION: &str = "0.4.0";
+    pub const VERSION: &str = "0.5.0";
 }
 
 /// Who is calling, as far as host services need to know: which plugin, for which

@@ -160,6 +160,34 @@ impl PreciseUsages {
     }
 }
 
+/// Since WIT 0.5: the precise usages of several definitions, each distinct answer once
+/// (every definition of a language without precise data shares one).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreciseUsageSets {
+    /// The distinct answers.
+    pub sets: Vec<PreciseUsages>,
+    /// For each definition asked, in order: the index of its answer in `sets`.
+    pub answer_of: Vec<u32>,
+}
+
+impl PreciseUsageSets {
+    /// The answer for the `i`-th definition asked (a `heuristic` one if the host said
+    /// nothing of it).
+    pub fn of(&self, i: usize) -> &PreciseUsages {
+        static NONE: std::sync::OnceLock<PreciseUsages> = std::sync::OnceLock::new();
+        self.answer_of
+            .get(i)
+            .and_then(|&k| self.sets.get(k as usize))
+            .unwrap_or_else(|| {
+                NONE.get_or_init(|| PreciseUsages {
+                    precision: "heuristic".into(),
+                    note: Some("the host gave no precise answer for this definition".into()),
+                    ..Default::default()
+                })
+            })
+    }
+}
+
 /// Since WIT 0.4: what a written site refers to, by precise data.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PreciseTarget {

@@ -164,6 +164,36 @@ macro_rules! scryer_host_functions {
                             ..Default::default()
                         })
                     };
+                /// Since WIT 0.5: `precise_usages` of many definitions in one call, each
+                /// distinct answer once.
+                fn precise_usages_of(scope, definitions: Vec<wit::DefinitionRef> => &[wit::DefinitionRef])
+                    -> Result<wit::PreciseUsageSets, wit::CallError> => precise_usages_of
+                    /// Since WIT 0.5: the precise usages of each of `defs`, in one call:
+                    /// [`PreciseUsageSets::of`] gives each definition's. By default asked one
+                    /// by one with [`precise_usages`](Self::precise_usages), a definition whose
+                    /// data cannot be read answered `heuristic` with the reason.
+                    guest fn precise_usages_of(&self, defs: &[&Sym]) -> ToolResult<PreciseUsageSets>
+                        => (&defs.iter().map(|d| index::DefinitionRef {
+                            file_path: d.file_path.clone(),
+                            start_line: d.start_line,
+                            name: d.name.clone(),
+                        }).collect::<Vec<_>>())
+                    {
+                        let sets: Vec<PreciseUsages> = defs
+                            .iter()
+                            .map(|d| {
+                                self.precise_usages(d).unwrap_or_else(|e| PreciseUsages {
+                                    precision: "heuristic".into(),
+                                    note: Some(format!("precise data could not be read: {}", e.message)),
+                                    ..Default::default()
+                                })
+                            })
+                            .collect();
+                        Ok(PreciseUsageSets {
+                            answer_of: (0..sets.len() as u32).collect(),
+                            sets,
+                        })
+                    };
                 /// Since WIT 0.4: whether a definition is linked to precise data.
                 fn precise_link(scope, file_path: String => &str, start_line: u32 => u32, name: String => &str)
                     -> Result<wit::PreciseLinkState, wit::CallError> => precise_link
@@ -423,6 +453,7 @@ macro_rules! scryer_host_conversions {
                     files, parse_failures, symbols, references, indexed_at,
                 };
                 index::PreciseUsageSet => PreciseUsages { precision, sites, fallback_files, note };
+                index::PreciseUsageSets => PreciseUsageSets { sets, answer_of };
                 index::PreciseTarget => PreciseTarget { precision, definitions, note };
                 dependencies::LockedCrate => LockedCrate { name, version, indexed, note, symbols };
                 dependencies::DependencySymbol => DepSym { crate_name, crate_version, symbol };

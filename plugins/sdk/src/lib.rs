@@ -28,10 +28,10 @@ pub mod testing;
 
 pub use host::{Ctx, Format, Host, HostParam, Router, Tier, ToolSpec};
 
-/// The bindings generated from `wit/v0.4` (world `scryer-host`, the union of every
+/// The bindings generated from `wit/v0.5` (world `scryer-host`, the union of every
 /// interface; a component imports only what its logic calls). Components built with
-/// this SDK need a host that links WIT 0.4; the host still links 0.1, 0.2 and 0.3
-/// components. The crate's `wit` folder is that version (a link to `wit/v0.4` in the
+/// this SDK need a host that links WIT 0.5; the host still links 0.1 to 0.4
+/// components. The crate's `wit` folder is that version (a link to `wit/v0.5` in the
 /// scryer tree; `cargo package` copies it in, so the packaged SDK needs no tree).
 #[cfg(target_arch = "wasm32")]
 pub mod wit {

@@ -240,6 +240,14 @@ impl HostServices for HostImpl {
         self.precise_usages_of(scope, file_path, start_line, name)
     }
 
+    fn precise_usages_of(
+        &self,
+        scope: &CallScope,
+        definitions: &[scryer_runtime::wit::DefinitionRef],
+    ) -> Result<scryer_runtime::wit::PreciseUsageSets, CallError> {
+        self.precise_usages_many(scope, definitions)
+    }
+
     fn precise_unresolved(
         &self,
         scope: &CallScope,

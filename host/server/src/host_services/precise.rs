@@ -1,4 +1,5 @@
-//! WIT 0.4's precise imports: `index.precise-usages`, `index.precise-link`,
+//! WIT 0.4's precise imports: `index.precise-usages` (and 0.5's `index.precise-usages-of`,
+//! many definitions in one call), `index.precise-link`,
 //! `index.precise-definitions-at`, `index.precise-unresolved` and `projects.precise-status`, over
 //! [`crate::indexing::precise`]. A missing or failing indexer never fails a call: the answer is
 //! `heuristic` and says why.
@@ -6,8 +7,8 @@
 use scryer_db::ProjectRow;
 use scryer_runtime::CallScope;
 use scryer_runtime::wit::{
-    CallError, FallbackFile, PreciseLanguage, PreciseLinkState, PreciseStage, PreciseTarget,
-    PreciseUsageSet, ReferenceSite,
+    CallError, DefinitionRef, FallbackFile, PreciseLanguage, PreciseLinkState, PreciseStage,
+    PreciseTarget, PreciseUsageSet, PreciseUsageSets, ReferenceSite,
 };
 
 use super::{HostImpl, internal, symbol};
@@ -41,6 +42,53 @@ impl HostImpl {
                     })
             })?;
         Ok((row, rel))
+    }
+
+    /// `index.precise-usages-of`: each definition's answer as `precise-usages` gives it,
+    /// a definition whose data cannot be read answered `heuristic` with why; answers with
+    /// no site that say the same (every definition of a language without precise data)
+    /// share one entry, so it crosses into the component once.
+    pub(super) fn precise_usages_many(
+        &self,
+        scope: &CallScope,
+        definitions: &[DefinitionRef],
+    ) -> Result<PreciseUsageSets, CallError> {
+        self.project(scope)?;
+        let mut sets: Vec<PreciseUsageSet> = Vec::new();
+        let mut empty: std::collections::HashMap<(String, Option<String>), u32> =
+            Default::default();
+        let mut answer_of = Vec::with_capacity(definitions.len());
+        for d in definitions {
+            let set = self
+                .precise_usages_of(scope, &d.file_path, d.start_line, &d.name)
+                .unwrap_or_else(|e| PreciseUsageSet {
+                    precision: "heuristic".into(),
+                    sites: Vec::new(),
+                    fallback_files: Vec::new(),
+                    note: Some(format!(
+                        "precise data could not be read: {}",
+                        error_text(&e)
+                    )),
+                });
+            if set.sites.is_empty() && set.fallback_files.is_empty() {
+                let key = (set.precision, set.note);
+                let next = sets.len() as u32;
+                let k = *empty.entry(key.clone()).or_insert(next);
+                if k == next {
+                    sets.push(PreciseUsageSet {
+                        precision: key.0,
+                        sites: Vec::new(),
+                        fallback_files: Vec::new(),
+                        note: key.1,
+                    });
+                }
+                answer_of.push(k);
+            } else {
+                answer_of.push(sets.len() as u32);
+                sets.push(set);
+            }
+        }
+        Ok(PreciseUsageSets { sets, answer_of })
     }
 
     pub(super) fn precise_usages_of(
@@ -260,5 +308,15 @@ fn reference_site(s: answers::PreciseSite) -> ReferenceSite {
         qualifier: s.qualifier,
         enclosing_symbol: s.enclosing_symbol,
         line_text: None,
+    }
+}
+
+/// A call error's message, without its kind.
+fn error_text(e: &CallError) -> &str {
+    match e {
+        CallError::InvalidArgument(m)
+        | CallError::NotFound(m)
+        | CallError::Denied(m)
+        | CallError::Internal(m) => m,
     }
 }
