@@ -542,6 +542,11 @@ impl Server {
             };
             active = Some(p.id);
         }
+        tokio::spawn(call::session::prepare_session_project(
+            self.core.projects.clone(),
+            cwd.clone(),
+            active,
+        ));
         Ok(self.open_session_resolved(cwd, options, active))
     }
 

@@ -43,6 +43,29 @@ fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a st
     }
 }
 
+/// What a session's first call would wait for, started as the session opens: for the
+/// project it is about (its active one, else the registered project holding its working
+/// directory), the precise stage is looked at, and its precise data read into memory when
+/// it has some (the scheduler's `prime`; ADR 0056). A project the process has already
+/// met is left alone.
+pub(crate) async fn prepare_session_project(
+    projects: std::sync::Arc<crate::indexing::projects::ProjectManager>,
+    cwd: PathBuf,
+    active: Option<i64>,
+) {
+    let db = projects.db();
+    let project = match active {
+        Some(id) => db.project(id).await.ok().flatten(),
+        None => db.projects().await.ok().and_then(|all| {
+            let cwd = canonical(&cwd);
+            longest_root(&all, &cwd).cloned()
+        }),
+    };
+    if let Some(p) = project {
+        projects.precise().ensure(&p);
+    }
+}
+
 /// The project whose root is the longest prefix of `path` (component-wise).
 pub(crate) fn longest_root<'a>(all: &'a [ProjectRow], path: &Path) -> Option<&'a ProjectRow> {
     all.iter()

@@ -157,6 +157,39 @@ async fn run_project(service: &Arc<PreciseService>, project: &ProjectRow) {
         }
         set_state(service, project.id, status(state));
     }
+    prime(service, project).await;
+}
+
+/// Reads what precise answers hold in memory (the project's SCIP symbols and
+/// occurrences) once its data is there, so the first call that needs it does not: on
+/// tokio that read was most of a session's first `find_references` (about 180 ms of
+/// 205). A call arriving meanwhile waits for this read instead of making its own
+/// (`HeldCache`). On a blocking thread: building the held data is CPU work.
+async fn prime(service: &Arc<PreciseService>, project: &ProjectRow) {
+    let ready = service
+        .entries()
+        .get(&project.id)
+        .is_some_and(|e| e.languages.values().any(|l| l.state == LangState::Ready));
+    if !ready {
+        return;
+    }
+    let (service, id) = (service.clone(), project.id);
+    let handle = tokio::runtime::Handle::current();
+    let started = std::time::Instant::now();
+    let held = tokio::task::spawn_blocking(move || {
+        handle.block_on(service.held(id)).map(|held| held.prime())
+    })
+    .await;
+    match held {
+        Ok(Ok(symbols)) => tracing::debug!(project = %project.slug, symbols,
+            ms = started.elapsed().as_millis() as u64, "precise data held"),
+        Ok(Err(e)) => {
+            tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "precise: holding the data failed")
+        }
+        Err(e) => {
+            tracing::warn!(project = %project.slug, error = %e, "precise: holding the data failed")
+        }
+    }
 }
 
 /// Whether a language's indexer is run, given its last run (ADR 0055).

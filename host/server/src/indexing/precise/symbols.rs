@@ -136,6 +136,16 @@ impl Held {
         })
     }
 
+    /// Builds now what the first look-ups would build (the family look-ups' index, the
+    /// locals' ids), for a caller priming the data before any call needs it. Returns how
+    /// many symbols are held.
+    pub fn prime(&self) -> usize {
+        self.family_index
+            .get_or_init(|| super::family::Index::new(&self.symbols));
+        self.local_ids();
+        self.symbols.rows().len()
+    }
+
     /// `symbol`'s family, worked out once per precise generation: each pattern is a scan
     /// of the project's symbols, and every call that weighs a common name asks about each
     /// of its definitions again.
