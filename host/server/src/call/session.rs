@@ -45,9 +45,9 @@ fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<Option<&'a st
 
 /// What a session's first call would wait for, started as the session opens: for the
 /// project it is about (its active one, else the registered project holding its working
-/// directory), the precise stage is looked at, and its precise data read into memory when
-/// it has some (the scheduler's `prime`; ADR 0056). A project the process has already
-/// met is left alone.
+/// directory), its counts and file paths are read (`ProjectManager::warm`), its precise
+/// stage is looked at, and its precise data read into memory when it has some (the
+/// scheduler's `prime`; ADR 0055). What the process holds already is not read again.
 pub(crate) async fn prepare_session_project(
     projects: std::sync::Arc<crate::indexing::projects::ProjectManager>,
     cwd: PathBuf,
@@ -62,6 +62,9 @@ pub(crate) async fn prepare_session_project(
         }),
     };
     if let Some(p) = project {
+        // What nearly every call reads (its counts, its file paths), as each call's
+        // dispatch asks too: the first call then finds it read.
+        projects.warm(p.id);
         projects.precise().ensure(&p);
     }
 }
