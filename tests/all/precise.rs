@@ -77,6 +77,14 @@ fn names(list: &Value) -> Vec<String> {
     out
 }
 
+/// Appends `twice`, a new caller of `Circle::area`, to the fixture's `src/lib.rs` (line 19).
+fn add_twice(root: &Path) {
+    let lib = root.join("src/lib.rs");
+    let mut text = std::fs::read_to_string(&lib).unwrap();
+    text.push_str("\npub fn twice(c: &Circle) -> f64 {\n    c.area() * 2.0\n}\n");
+    std::fs::write(&lib, text).unwrap();
+}
+
 fn owned(list: &[(&str, u64)]) -> Vec<(String, u64)> {
     list.iter().map(|(f, l)| (f.to_string(), *l)).collect()
 }
@@ -214,10 +222,7 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
     assert_eq!(v["precision"], "precise", "{v}");
 
     // An edit: lib.rs falls back to the heuristic, for that file only.
-    let lib = ws.path().join("src/lib.rs");
-    let mut text = std::fs::read_to_string(&lib).unwrap();
-    text.push_str("\npub fn twice(c: &Circle) -> f64 {\n    c.area() * 2.0\n}\n");
-    std::fs::write(&lib, text).unwrap();
+    add_twice(ws.path());
     let started = Instant::now();
     let v = loop {
         let v = s.reference_sites("Circle::area").await;
@@ -716,89 +721,97 @@ async fn an_imported_index_answers_until_its_files_are_edited() {
     s.stop().await;
 }
 
-/// An executable standing in for rust-analyzer that writes a line to `log` for each
-/// indexing run (`scip`) it is asked for, then runs the real one, or, with `fail`,
-/// fails as rust-analyzer does on a tree of several Cargo projects. `--version` (the
-/// detection) is always the real one's.
-fn counting_rust_analyzer(dir: &Path, log: &Path, fail: bool) -> std::path::PathBuf {
-    let script = dir.join(if fail { "ra-failing" } else { "ra-counting" });
-    let on_scip = if fail {
-        "echo 'Error: more than one project' >&2; exit 1"
-    } else {
-        "exec \"$RA\" \"$@\""
-    };
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nRA=$(command -v rust-analyzer || rustup which rust-analyzer)\n\
-             case \" $* \" in *\" scip \"*) echo run >> '{}'; {on_scip};; esac\n\
-             exec \"$RA\" \"$@\"\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    script
+/// A database and a stand-in for rust-analyzer that writes a line to its log for each
+/// indexing run (`scip`) it is asked for, then runs the real one, or, with `fail`, fails
+/// as rust-analyzer does on a tree of several Cargo projects (`--version`, the
+/// detection, is always the real one's). Serving processes are started on the database
+/// one after the other, each a new process (no daemon) with nothing in memory.
+struct Restarts {
+    state: tempfile::TempDir,
+    ra: String,
 }
 
-fn runs_in(log: &Path) -> usize {
-    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
-}
-
-/// Waits until the serving process that had `db` has let go of it.
-fn wait_unlocked(db: &Path, config: &Path) {
-    for _ in 0..100 {
-        let out = std::process::Command::new(support::scryer_bin())
-            .args(["--db", db.to_str().unwrap(), "report", "--json"])
-            .env("SCRYER_CONFIG_DIR", config)
-            .env("SCRYER_DAEMON", "off")
-            .output()
-            .unwrap();
-        if out.status.success() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
+impl Restarts {
+    fn new(fail: bool) -> Restarts {
+        let state = tempfile::tempdir().unwrap();
+        let script = state.path().join("rust-analyzer-counting");
+        let on_scip = if fail {
+            "echo 'Error: more than one project' >&2; exit 1"
+        } else {
+            "exec \"$RA\" \"$@\""
+        };
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nRA=$(command -v rust-analyzer || rustup which rust-analyzer)\n\
+                 case \" $* \" in *\" scip \"*) echo run >> '{}'; {on_scip};; esac\n\
+                 exec \"$RA\" \"$@\"\n",
+                state.path().join("runs.log").display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ra = script.to_str().unwrap().to_string();
+        Restarts { state, ra }
     }
-    panic!("the database stayed locked after the server stopped");
-}
 
-/// Starts a serving process of its own on `db` (no daemon: each start is a new process
-/// with nothing in memory), indexes `root` and waits for the precise stage `want`, twice
-/// two seconds apart, so a run the index run queued has been made or skipped.
-async fn serve_until(db: &Path, root: &Path, env: &[(&str, &str)], want: &str) -> (Scryer, Value) {
-    let s = Scryer::start_with_db(db, &[], env).await;
-    s.index(root).await;
-    wait_precise(&s, root, want, Duration::from_secs(240)).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let status = wait_precise(&s, root, want, Duration::from_secs(240)).await;
-    (s, status)
+    fn db(&self) -> std::path::PathBuf {
+        self.state.path().join("p.db")
+    }
+
+    /// How many indexing runs the stand-in was asked for so far.
+    fn runs(&self) -> usize {
+        std::fs::read_to_string(self.state.path().join("runs.log")).map_or(0, |t| t.lines().count())
+    }
+
+    /// Starts a serving process, indexes `root` and waits for the precise stage `want`,
+    /// twice two seconds apart, so a run the index run queued has been made or skipped.
+    async fn serve_until(&self, root: &Path, want: &str) -> (Scryer, Value) {
+        let env = [
+            PRECISE_ON[0],
+            PRECISE_ON[1],
+            ("SCRYER_DAEMON", "off"),
+            ("SCRYER_PRECISE_RUST_CMD", self.ra.as_str()),
+        ];
+        let s = Scryer::start_with_db(&self.db(), &[], &env).await;
+        s.index(root).await;
+        wait_precise(&s, root, want, Duration::from_secs(240)).await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let status = wait_precise(&s, root, want, Duration::from_secs(240)).await;
+        (s, status)
+    }
+
+    /// Stops `s` and waits until its process has let go of the database.
+    async fn stop(&self, s: Scryer) {
+        s.stop().await;
+        for _ in 0..100 {
+            let out = std::process::Command::new(support::scryer_bin())
+                .args(["--db", self.db().to_str().unwrap(), "report", "--json"])
+                .env("SCRYER_CONFIG_DIR", self.state.path().join("config"))
+                .env("SCRYER_DAEMON", "off")
+                .output()
+                .unwrap();
+            if out.status.success() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the database stayed locked after the server stopped");
+    }
 }
 
 #[tokio::test]
 async fn a_new_process_does_not_run_the_indexer_again_over_the_same_files() {
     let ws = fixture("rust");
-    let state = tempfile::tempdir().unwrap();
-    let (db, log, config) = (
-        state.path().join("p.db"),
-        state.path().join("runs.log"),
-        state.path().join("config"),
-    );
-    let ra = counting_rust_analyzer(state.path(), &log, false);
-    let env = [
-        PRECISE_ON[0],
-        PRECISE_ON[1],
-        ("SCRYER_DAEMON", "off"),
-        ("SCRYER_PRECISE_RUST_CMD", ra.to_str().unwrap()),
-    ];
-    let (s, first) = serve_until(&db, ws.path(), &env, "ready").await;
-    assert_eq!(runs_in(&log), 1, "{first}");
-    s.stop().await;
-    wait_unlocked(&db, &config);
+    let r = Restarts::new(false);
+    let (s, first) = r.serve_until(ws.path(), "ready").await;
+    assert_eq!(r.runs(), 1, "{first}");
+    r.stop(s).await;
 
     // A new process, nothing changed: the stored run answers, rust-analyzer is not run.
-    let (s, again) = serve_until(&db, ws.path(), &env, "ready").await;
-    assert_eq!(runs_in(&log), 1, "{again}");
+    let (s, again) = r.serve_until(ws.path(), "ready").await;
+    assert_eq!(r.runs(), 1, "{again}");
     assert_eq!(
         again["precise_languages"][0]["finished_at"], first["precise_languages"][0]["finished_at"],
         "{again}"
@@ -807,12 +820,9 @@ async fn a_new_process_does_not_run_the_indexer_again_over_the_same_files() {
     assert_eq!(v["precision"], "precise", "{v}");
 
     // A source edited: the next run is made.
-    let lib = ws.path().join("src/lib.rs");
-    let mut text = std::fs::read_to_string(&lib).unwrap();
-    text.push_str("\npub fn twice(c: &Circle) -> f64 {\n    c.area() * 2.0\n}\n");
-    std::fs::write(&lib, text).unwrap();
+    add_twice(ws.path());
     let started = Instant::now();
-    while runs_in(&log) < 2 {
+    while r.runs() < 2 {
         // A call naming the file refreshes it at once; the watcher would too.
         s.reference_sites("Circle::area").await;
         assert!(
@@ -827,33 +837,20 @@ async fn a_new_process_does_not_run_the_indexer_again_over_the_same_files() {
 #[tokio::test]
 async fn a_run_that_failed_is_not_made_again_over_the_same_files() {
     let ws = fixture("rust");
-    let state = tempfile::tempdir().unwrap();
-    let (db, log, config) = (
-        state.path().join("p.db"),
-        state.path().join("runs.log"),
-        state.path().join("config"),
-    );
-    let ra = counting_rust_analyzer(state.path(), &log, true);
-    let env = [
-        PRECISE_ON[0],
-        PRECISE_ON[1],
-        ("SCRYER_DAEMON", "off"),
-        ("SCRYER_PRECISE_RUST_CMD", ra.to_str().unwrap()),
-    ];
-    let (s, first) = serve_until(&db, ws.path(), &env, "failed").await;
-    assert_eq!(runs_in(&log), 1, "{first}");
+    let r = Restarts::new(true);
+    let (s, first) = r.serve_until(ws.path(), "failed").await;
+    assert_eq!(r.runs(), 1, "{first}");
     assert!(
         first["precise_languages"][0]["error"]
             .to_string()
             .contains("more than one project"),
         "{first}"
     );
-    s.stop().await;
-    wait_unlocked(&db, &config);
+    r.stop(s).await;
 
     // A new process: the same failure is reported, and why it is not tried again.
-    let (s, again) = serve_until(&db, ws.path(), &env, "failed").await;
-    assert_eq!(runs_in(&log), 1, "{again}");
+    let (s, again) = r.serve_until(ws.path(), "failed").await;
+    assert_eq!(r.runs(), 1, "{again}");
     let error = again["precise_languages"][0]["error"].to_string();
     assert!(
         error.contains("more than one project") && error.contains("not run again"),
@@ -864,9 +861,8 @@ async fn a_run_that_failed_is_not_made_again_over_the_same_files() {
     let mut text = std::fs::read_to_string(&manifest).unwrap();
     text.push_str("\n[workspace]\n");
     std::fs::write(&manifest, text).unwrap();
-    s.stop().await;
-    wait_unlocked(&db, &config);
-    let (s, _) = serve_until(&db, ws.path(), &env, "failed").await;
-    assert_eq!(runs_in(&log), 2);
+    r.stop(s).await;
+    let (s, _) = r.serve_until(ws.path(), "failed").await;
+    assert_eq!(r.runs(), 2);
     s.stop().await;
 }
