@@ -528,6 +528,13 @@ async fn a_missing_indexer_is_unavailable_and_answers_stay_heuristic() {
     let v = s.reference_sites("Circle::area").await;
     assert_eq!(v["precision"], "heuristic", "{v}");
     assert!(v["notes"].to_string().contains("unavailable"), "{v}");
+    // The bare name's two definitions: both heuristic, answered for the language at once.
+    let v = s
+        .call_json("find_references", json!({"symbol": "area", "view": "sites"}))
+        .await;
+    assert_eq!(v["ambiguous"], true, "{v}");
+    assert_eq!(v["candidate_count"], 2, "{v}");
+    assert_eq!(v["precision"], "heuristic", "{v}");
     // Precise mode is on, so the graph tools say why their answer is heuristic.
     let v = s
         .call_json(

@@ -31,17 +31,18 @@ impl HostImpl {
                 p.root
             ))
         })?;
-        // Read once a call: a router asks about each of a common name's definitions.
-        let row = scope
-            .memo
-            .get_or_try(format!("project-row\0{}", p.id), || {
-                self.block(self.core.projects.db().project(p.id))
-                    .map_err(internal)?
-                    .ok_or_else(|| {
-                        CallError::NotFound(format!("project {} is not registered", p.slug))
-                    })
-            })?;
-        Ok((row, rel))
+        Ok((self.precise_project(scope)?, rel))
+    }
+
+    /// The call's project row, read once a call: a router asks about each of a common
+    /// name's definitions.
+    fn precise_project(&self, scope: &CallScope) -> Result<std::sync::Arc<ProjectRow>, CallError> {
+        let p = self.project(scope)?;
+        scope.memo.get_or_try(format!("project-row\0{}", p.id), || {
+            self.block(self.core.projects.db().project(p.id))
+                .map_err(internal)?
+                .ok_or_else(|| CallError::NotFound(format!("project {} is not registered", p.slug)))
+        })
     }
 
     /// `index.precise-usages-of`: each definition's answer as `precise-usages` gives it,
@@ -58,7 +59,48 @@ impl HostImpl {
         let mut empty: std::collections::HashMap<(String, Option<String>), u32> =
             Default::default();
         let mut answer_of = Vec::with_capacity(definitions.len());
+        let heuristic = |note: Option<String>| PreciseUsageSet {
+            precision: "heuristic".into(),
+            sites: Vec::new(),
+            fallback_files: Vec::new(),
+            note,
+        };
+        // Off: every definition gets the one answer `precise-usages` gives when off.
+        if self.core.projects.precise().mode() == scryer_engine::precise::PreciseMode::Off {
+            return Ok(PreciseUsageSets {
+                sets: vec![heuristic(None)],
+                answer_of: vec![0; definitions.len()],
+            });
+        }
+        // A language without precise data answers each of its definitions alike: worked
+        // out once per language here, not per definition (`new` on the monorepo: 7,139).
+        let project = self.precise_project(scope)?;
+        let mut unindexed: std::collections::HashMap<_, Option<u32>> = Default::default();
         for d in definitions {
+            let language = lexical_relative(std::path::Path::new(&project.root), &d.file_path)
+                .and_then(|rel| answers::precise_language_of(&rel));
+            if let Some(language) = language {
+                let shared = match unindexed.get(&language) {
+                    Some(k) => *k,
+                    None => {
+                        let why = self
+                            .block(answers::unindexed(&self.core.projects, &project, language))
+                            .unwrap_or_else(|e| {
+                                Some(format!("precise data could not be read: {e:#}"))
+                            });
+                        let k = why.map(|why| {
+                            sets.push(heuristic(answers::PreciseUsages::heuristic(why).note));
+                            sets.len() as u32 - 1
+                        });
+                        unindexed.insert(language, k);
+                        k
+                    }
+                };
+                if let Some(k) = shared {
+                    answer_of.push(k);
+                    continue;
+                }
+            }
             let set = self
                 .precise_usages_of(scope, &d.file_path, d.start_line, &d.name)
                 .unwrap_or_else(|e| PreciseUsageSet {
