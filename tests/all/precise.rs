@@ -530,7 +530,10 @@ async fn a_missing_indexer_is_unavailable_and_answers_stay_heuristic() {
     assert!(v["notes"].to_string().contains("unavailable"), "{v}");
     // The bare name's two definitions: both heuristic, answered for the language at once.
     let v = s
-        .call_json("find_references", json!({"symbol": "area", "view": "sites"}))
+        .call_json(
+            "find_references",
+            json!({"symbol": "area", "view": "sites"}),
+        )
         .await;
     assert_eq!(v["ambiguous"], true, "{v}");
     assert_eq!(v["candidate_count"], 2, "{v}");
