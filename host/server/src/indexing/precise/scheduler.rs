@@ -248,10 +248,16 @@ async fn due(
         .unwrap_or_default()
         .into_iter()
         .any(|r| r.language == language.name() && r.complete && r.source == "run");
-    due_after(last.as_ref(), inputs, stored, unix_now())
+    due_after(language, last.as_ref(), inputs, stored, unix_now())
 }
 
-fn due_after(last: Option<&PreciseAttempt>, inputs: &str, stored: bool, now_unix: i64) -> Due {
+fn due_after(
+    language: PreciseLanguage,
+    last: Option<&PreciseAttempt>,
+    inputs: &str,
+    stored: bool,
+    now_unix: i64,
+) -> Due {
     let Some(last) = last.filter(|l| !inputs.is_empty() && l.inputs == inputs) else {
         return Due::Run;
     };
@@ -261,9 +267,11 @@ fn due_after(last: Option<&PreciseAttempt>, inputs: &str, stored: bool, now_unix
         None => Due::Run,
         Some(why) if now_unix.saturating_sub(last.at_unix) < kept => Due::Failed(format!(
             "{why} (not run again: the last run read the same files and settings {} s ago; \
-             it runs again when one of them changes, or {} min after it failed)",
+             it runs again when one of them changes, or {} min after it failed; to run it \
+             now, touch one of the root files it reads: {})",
             now_unix.saturating_sub(last.at_unix),
-            kept / 60
+            kept / 60,
+            language.root_inputs().join(", ")
         )),
         Some(_) => Due::Run,
     }
@@ -582,29 +590,64 @@ mod tests {
         };
         let kept = limits::FAILED_RUN_KEPT.as_secs() as i64;
         let stored = attempt("d1", None, 1_000);
-        assert_eq!(due_after(None, "d1", true, 2_000), Due::Run);
-        assert_eq!(due_after(Some(&stored), "d1", true, 2_000), Due::Stored);
+        assert_eq!(
+            due_after(PreciseLanguage::Rust, None, "d1", true, 2_000),
+            Due::Run
+        );
+        assert_eq!(
+            due_after(PreciseLanguage::Rust, Some(&stored), "d1", true, 2_000),
+            Due::Stored
+        );
         // Other inputs, or the stored run gone (deleted, or replaced by an import).
-        assert_eq!(due_after(Some(&stored), "d2", true, 2_000), Due::Run);
-        assert_eq!(due_after(Some(&stored), "d1", false, 2_000), Due::Run);
+        assert_eq!(
+            due_after(PreciseLanguage::Rust, Some(&stored), "d2", true, 2_000),
+            Due::Run
+        );
+        assert_eq!(
+            due_after(PreciseLanguage::Rust, Some(&stored), "d1", false, 2_000),
+            Due::Run
+        );
         // Inputs that could not be worked out never match.
         assert_eq!(
-            due_after(Some(&attempt("", None, 1_000)), "", true, 2_000),
+            due_after(
+                PreciseLanguage::Rust,
+                Some(&attempt("", None, 1_000)),
+                "",
+                true,
+                2_000
+            ),
             Due::Run
         );
         let failed = attempt("d1", Some("more than one project"), 1_000);
-        match due_after(Some(&failed), "d1", false, 1_000 + kept - 1) {
+        match due_after(
+            PreciseLanguage::Rust,
+            Some(&failed),
+            "d1",
+            false,
+            1_000 + kept - 1,
+        ) {
             Due::Failed(why) => assert!(
-                why.starts_with("more than one project (not run again") && why.contains("60 min"),
+                why.starts_with("more than one project (not run again")
+                    && why.contains("60 min")
+                    && why.contains("touch one of the root files it reads: Cargo.toml, Cargo.lock"),
                 "{why}"
             ),
             other => panic!("{other:?}"),
         }
         assert_eq!(
-            due_after(Some(&failed), "d1", false, 1_000 + kept),
+            due_after(
+                PreciseLanguage::Rust,
+                Some(&failed),
+                "d1",
+                false,
+                1_000 + kept
+            ),
             Due::Run
         );
-        assert_eq!(due_after(Some(&failed), "d2", false, 1_001), Due::Run);
+        assert_eq!(
+            due_after(PreciseLanguage::Rust, Some(&failed), "d2", false, 1_001),
+            Due::Run
+        );
     }
 
     #[test]
