@@ -77,6 +77,17 @@ fn names(list: &Value) -> Vec<String> {
     out
 }
 
+/// `find_references` of a bare name that names several definitions, in the sites view:
+/// an ambiguous answer, of `precision`.
+async fn ambiguous_sites(s: &Scryer, name: &str, precision: &str) -> Value {
+    let v = s
+        .call_json("find_references", json!({"symbol": name, "view": "sites"}))
+        .await;
+    assert_eq!(v["ambiguous"], true, "{v}");
+    assert_eq!(v["precision"], precision, "{v}");
+    v
+}
+
 /// Appends `twice`, a new caller of `Circle::area`, to the fixture's `src/lib.rs` (line 19).
 fn add_twice(root: &Path) {
     let lib = root.join("src/lib.rs");
@@ -121,14 +132,7 @@ async fn rust_answers_are_precise_then_mixed_after_an_edit_then_precise_after_th
 
     // The bare name names both: each definition's group holds its precise usages, all
     // asked of the host in one call (WIT 0.5 `precise-usages-of`).
-    let v = s
-        .call_json(
-            "find_references",
-            json!({"symbol": "area", "view": "sites"}),
-        )
-        .await;
-    assert_eq!(v["ambiguous"], true, "{v}");
-    assert_eq!(v["precision"], "precise", "{v}");
+    let v = ambiguous_sites(&s, "area", "precise").await;
     let groups: Vec<(String, Vec<(String, u64)>)> = v["definitions"]
         .as_array()
         .unwrap_or_else(|| panic!("no definitions: {v}"))
@@ -529,15 +533,8 @@ async fn a_missing_indexer_is_unavailable_and_answers_stay_heuristic() {
     assert_eq!(v["precision"], "heuristic", "{v}");
     assert!(v["notes"].to_string().contains("unavailable"), "{v}");
     // The bare name's two definitions: both heuristic, answered for the language at once.
-    let v = s
-        .call_json(
-            "find_references",
-            json!({"symbol": "area", "view": "sites"}),
-        )
-        .await;
-    assert_eq!(v["ambiguous"], true, "{v}");
+    let v = ambiguous_sites(&s, "area", "heuristic").await;
     assert_eq!(v["candidate_count"], 2, "{v}");
-    assert_eq!(v["precision"], "heuristic", "{v}");
     // Precise mode is on, so the graph tools say why their answer is heuristic.
     let v = s
         .call_json(
