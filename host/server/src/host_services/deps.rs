@@ -313,10 +313,7 @@ mod tests {
     }
 
     fn message(e: CallError) -> String {
-        match e {
-            CallError::NotFound(m) | CallError::InvalidArgument(m) | CallError::Internal(m) => m,
-            CallError::Denied(m) => m,
-        }
+        super::super::message(&e).to_string()
     }
 
     #[test]

@@ -41,6 +41,16 @@ pub struct HostImpl {
     pub core: Arc<Core>,
 }
 
+/// A call error's message, without its kind.
+pub(crate) fn message(e: &CallError) -> &str {
+    match e {
+        CallError::InvalidArgument(m)
+        | CallError::NotFound(m)
+        | CallError::Denied(m)
+        | CallError::Internal(m) => m,
+    }
+}
+
 pub(crate) fn internal(e: anyhow::Error) -> CallError {
     CallError::Internal(format!("{e:#}"))
 }

@@ -55,82 +55,43 @@ impl HostImpl {
         definitions: &[DefinitionRef],
     ) -> Result<PreciseUsageSets, CallError> {
         self.project(scope)?;
-        let mut sets: Vec<PreciseUsageSet> = Vec::new();
-        let mut empty: std::collections::HashMap<(String, Option<String>), u32> =
-            Default::default();
-        let mut answer_of = Vec::with_capacity(definitions.len());
-        let heuristic = |note: Option<String>| PreciseUsageSet {
-            precision: "heuristic".into(),
-            sites: Vec::new(),
-            fallback_files: Vec::new(),
-            note,
-        };
+        let mut out = SharedSets::default();
         // Off: every definition gets the one answer `precise-usages` gives when off.
         if self.core.projects.precise().mode() == scryer_engine::precise::PreciseMode::Off {
-            return Ok(PreciseUsageSets {
-                sets: vec![heuristic(None)],
-                answer_of: vec![0; definitions.len()],
-            });
+            let off = out.add(heuristic(None));
+            out.answer_of = vec![off; definitions.len()];
+            return Ok(out.into_sets());
         }
         // A language without precise data answers each of its definitions alike: worked
         // out once per language here, not per definition (`new` on the monorepo: 7,139).
         let project = self.precise_project(scope)?;
-        let mut unindexed: std::collections::HashMap<_, Option<u32>> = Default::default();
+        let mut by_language: std::collections::HashMap<_, Option<u32>> = Default::default();
         for d in definitions {
             let language = lexical_relative(std::path::Path::new(&project.root), &d.file_path)
                 .and_then(|rel| answers::precise_language_of(&rel));
-            if let Some(language) = language {
-                let shared = match unindexed.get(&language) {
-                    Some(k) => *k,
-                    None => {
-                        let why = self
-                            .block(answers::unindexed(&self.core.projects, &project, language))
-                            .unwrap_or_else(|e| {
-                                Some(format!("precise data could not be read: {e:#}"))
-                            });
-                        let k = why.map(|why| {
-                            sets.push(heuristic(answers::PreciseUsages::heuristic(why).note));
-                            sets.len() as u32 - 1
-                        });
-                        unindexed.insert(language, k);
-                        k
-                    }
-                };
-                if let Some(k) = shared {
-                    answer_of.push(k);
-                    continue;
-                }
-            }
-            let set = self
-                .precise_usages_of(scope, &d.file_path, d.start_line, &d.name)
-                .unwrap_or_else(|e| PreciseUsageSet {
-                    precision: "heuristic".into(),
-                    sites: Vec::new(),
-                    fallback_files: Vec::new(),
-                    note: Some(format!(
-                        "precise data could not be read: {}",
-                        error_text(&e)
-                    )),
-                });
-            if set.sites.is_empty() && set.fallback_files.is_empty() {
-                let key = (set.precision, set.note);
-                let next = sets.len() as u32;
-                let k = *empty.entry(key.clone()).or_insert(next);
-                if k == next {
-                    sets.push(PreciseUsageSet {
-                        precision: key.0,
-                        sites: Vec::new(),
-                        fallback_files: Vec::new(),
-                        note: key.1,
-                    });
-                }
-                answer_of.push(k);
-            } else {
-                answer_of.push(sets.len() as u32);
-                sets.push(set);
-            }
+            let shared = language.and_then(|language| {
+                *by_language.entry(language).or_insert_with(|| {
+                    let why = self
+                        .block(answers::unindexed(&self.core.projects, &project, language))
+                        .unwrap_or_else(|e| Some(format!("precise data could not be read: {e:#}")));
+                    why.map(|why| out.add(heuristic(answers::PreciseUsages::heuristic(why).note)))
+                })
+            });
+            let k = match shared {
+                Some(k) => k,
+                None => out.add(
+                    self.precise_usages_of(scope, &d.file_path, d.start_line, &d.name)
+                        .unwrap_or_else(|e| {
+                            heuristic(Some(format!(
+                                "precise data could not be read: {}",
+                                super::message(&e)
+                            )))
+                        }),
+                ),
+            };
+            out.answer_of.push(k);
         }
-        Ok(PreciseUsageSets { sets, answer_of })
+        Ok(out.into_sets())
     }
 
     pub(super) fn precise_usages_of(
@@ -353,12 +314,87 @@ fn reference_site(s: answers::PreciseSite) -> ReferenceSite {
     }
 }
 
-/// A call error's message, without its kind.
-fn error_text(e: &CallError) -> &str {
-    match e {
-        CallError::InvalidArgument(m)
-        | CallError::NotFound(m)
-        | CallError::Denied(m)
-        | CallError::Internal(m) => m,
+/// A `heuristic` answer with no site, saying `note`.
+fn heuristic(note: Option<String>) -> PreciseUsageSet {
+    PreciseUsageSet {
+        precision: "heuristic".into(),
+        sites: Vec::new(),
+        fallback_files: Vec::new(),
+        note,
+    }
+}
+
+/// The answers of `precise-usages-of` as they are gathered: an answer with no site is
+/// added once however many definitions get it (the same precision and note).
+#[derive(Default)]
+struct SharedSets {
+    sets: Vec<PreciseUsageSet>,
+    answer_of: Vec<u32>,
+    without_sites: std::collections::HashMap<(String, Option<String>), u32>,
+}
+
+impl SharedSets {
+    /// Adds `set`, or finds the same answer added before: its index in the sets.
+    fn add(&mut self, set: PreciseUsageSet) -> u32 {
+        let next = self.sets.len() as u32;
+        if !(set.sites.is_empty() && set.fallback_files.is_empty()) {
+            self.sets.push(set);
+            return next;
+        }
+        let key = (set.precision.clone(), set.note.clone());
+        let k = *self.without_sites.entry(key).or_insert(next);
+        if k == next {
+            self.sets.push(set);
+        }
+        k
+    }
+
+    fn into_sets(self) -> PreciseUsageSets {
+        PreciseUsageSets {
+            sets: self.sets,
+            answer_of: self.answer_of,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_with_no_site_is_sent_once_and_one_with_sites_each_time() {
+        let mut out = SharedSets::default();
+        let a = out.add(heuristic(Some("no run yet".into())));
+        let b = out.add(heuristic(None));
+        assert_eq!(out.add(heuristic(Some("no run yet".into()))), a);
+        assert_eq!(out.add(heuristic(None)), b);
+        assert_ne!(a, b);
+        let site = ReferenceSite {
+            file_path: "src/a.rs".into(),
+            line: 3,
+            column: 5,
+            kind: "call".into(),
+            qualifier: None,
+            enclosing_symbol: "a::f".into(),
+            line_text: None,
+        };
+        let with_site = || PreciseUsageSet {
+            precision: "precise".into(),
+            sites: vec![site.clone()],
+            fallback_files: Vec::new(),
+            note: None,
+        };
+        let c = out.add(with_site());
+        let d = out.add(with_site());
+        assert_ne!(c, d);
+        // The same precision and note, but a precise answer: not the heuristic one.
+        let empty_precise = PreciseUsageSet {
+            sites: Vec::new(),
+            ..with_site()
+        };
+        let e = out.add(empty_precise.clone());
+        assert_ne!(e, b);
+        assert_eq!(out.add(empty_precise), e);
+        assert_eq!(out.into_sets().sets.len(), 5);
     }
 }
