@@ -1009,22 +1009,15 @@ impl Precision {
 fn precise_of_many(host: &(impl Host + ?Sized), defs: &[&Sym]) -> PreciseUsageSets {
     host.precise_usages_of(defs)
         .unwrap_or_else(|e| PreciseUsageSets {
-            sets: vec![PreciseUsages {
-                precision: "heuristic".into(),
-                note: Some(format!("precise data could not be read: {}", e.message)),
-                ..Default::default()
-            }],
+            sets: vec![PreciseUsages::unreadable(&e)],
             answer_of: vec![0; defs.len()],
         })
 }
 
 /// The definition's precise usages; a host error counts as no precise data.
 fn precise_of(host: &(impl Host + ?Sized), def: &Sym) -> PreciseUsages {
-    host.precise_usages(def).unwrap_or_else(|e| PreciseUsages {
-        precision: "heuristic".into(),
-        note: Some(format!("precise data could not be read: {}", e.message)),
-        ..Default::default()
-    })
+    host.precise_usages(def)
+        .unwrap_or_else(|e| PreciseUsages::unreadable(&e))
 }
 
 /// One definition answered from precise data, with the heuristic's usages in the files

@@ -261,11 +261,7 @@ impl<'h, H: Host + ?Sized> CallGraph<'h, H> {
         let precise = self
             .host
             .precise_usages(target)
-            .unwrap_or_else(|e| PreciseUsages {
-                precision: "heuristic".into(),
-                note: Some(format!("precise data could not be read: {}", e.message)),
-                ..Default::default()
-            });
+            .unwrap_or_else(|e| PreciseUsages::unreadable(&e));
         let (unresolved, unread) = if precise.available() {
             (
                 self.host.precise_unresolved(target).unwrap_or_default(),

@@ -154,6 +154,16 @@ pub struct PreciseUsages {
 }
 
 impl PreciseUsages {
+    /// What a router answers with when the host could not give a definition's precise
+    /// usages: no precise data, and why.
+    pub fn unreadable(e: &crate::ToolError) -> PreciseUsages {
+        PreciseUsages {
+            precision: "heuristic".into(),
+            note: Some(format!("precise data could not be read: {}", e.message)),
+            ..Default::default()
+        }
+    }
+
     /// Whether there is precise data for the definition (`precise` or `mixed`).
     pub fn available(&self) -> bool {
         self.precision == "precise" || self.precision == "mixed"
@@ -641,5 +651,48 @@ mod definition_tests {
                 .iter()
                 .any(|p| p.contains("characters of description and schema"))
         );
+    }
+}
+
+#[cfg(test)]
+mod precise_tests {
+    use super::*;
+    use crate::testing::def;
+
+    /// Precise data for `a`, a host error for anything else.
+    struct OneKnown;
+
+    impl Host for OneKnown {
+        fn precise_usages(&self, d: &Sym) -> ToolResult<PreciseUsages> {
+            match d.name.as_str() {
+                "a" => Ok(PreciseUsages {
+                    precision: "precise".into(),
+                    ..Default::default()
+                }),
+                _ => Err(crate::ToolError {
+                    kind: crate::ErrorKind::Internal,
+                    message: "disk gone".into(),
+                }),
+            }
+        }
+    }
+
+    #[test]
+    fn a_host_without_the_batch_answers_each_definition_by_itself_in_order() {
+        let (a, b) = (
+            def("m::a", "function", None, "src/m.rs"),
+            def("m::b", "function", None, "src/m.rs"),
+        );
+        let sets = OneKnown.precise_usages_of(&[&b, &a, &b]).unwrap();
+        assert_eq!(sets.of(1).precision, "precise");
+        for i in [0, 2] {
+            assert_eq!(sets.of(i).precision, "heuristic");
+            assert_eq!(
+                sets.of(i).note.as_deref(),
+                Some("precise data could not be read: disk gone")
+            );
+        }
+        // An index the host gave nothing for reads as no precise data, never a panic.
+        assert_eq!(sets.of(3).precision, "heuristic");
     }
 }

@@ -182,11 +182,8 @@ macro_rules! scryer_host_functions {
                         let sets: Vec<PreciseUsages> = defs
                             .iter()
                             .map(|d| {
-                                self.precise_usages(d).unwrap_or_else(|e| PreciseUsages {
-                                    precision: "heuristic".into(),
-                                    note: Some(format!("precise data could not be read: {}", e.message)),
-                                    ..Default::default()
-                                })
+                                self.precise_usages(d)
+                                    .unwrap_or_else(|e| PreciseUsages::unreadable(&e))
                             })
                             .collect();
                         Ok(PreciseUsageSets {
