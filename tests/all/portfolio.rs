@@ -59,6 +59,17 @@ fn ok(cfg: &Path, args: &[&str]) -> String {
     out
 }
 
+/// Installs the fixture component `package` into `cfg` with `grants`, after `verify`
+/// (which refuses it, not granted yet) has read the WIT version `wit` it was built
+/// against.
+fn install(cfg: &Path, package: &str, wit: &str, grants: &str) {
+    let wasm = component(package);
+    let wasm = wasm.to_str().unwrap();
+    let verified = String::from_utf8_lossy(&plugin(cfg, &["verify", wasm]).stdout).into_owned();
+    assert!(verified.contains(&format!("(WIT {wit}")), "{verified}");
+    ok(cfg, &["add", wasm, "--grant", grants]);
+}
+
 fn git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")
         .arg("-C")
@@ -93,16 +104,7 @@ fn repo(parent: &Path, name: &str, subject: &str) -> PathBuf {
 #[tokio::test]
 async fn a_router_built_against_wit_0_1_still_loads_and_answers() {
     let cfg = tempfile::tempdir().unwrap();
-    let legacy = component(LEGACY);
-    let legacy = legacy.to_str().unwrap();
-    // Not granted yet, so verify refuses it, but it reads which WIT it was built against.
-    let verified =
-        String::from_utf8_lossy(&plugin(cfg.path(), &["verify", legacy]).stdout).into_owned();
-    assert!(verified.contains("(WIT 0.1.0"), "{verified}");
-    ok(
-        cfg.path(),
-        &["add", legacy, "--grant", "tokens,index-read,log"],
-    );
+    install(cfg.path(), LEGACY, "0.1.0", "tokens,index-read,log");
 
     let s = Scryer::with_config_dir(cfg.path()).await;
     let work = tempfile::tempdir().unwrap();
@@ -126,15 +128,7 @@ async fn a_router_built_against_wit_0_1_still_loads_and_answers() {
 #[tokio::test]
 async fn a_router_built_against_wit_0_2_still_loads_and_answers() {
     let cfg = tempfile::tempdir().unwrap();
-    let census = component(CENSUS);
-    let census = census.to_str().unwrap();
-    let verified =
-        String::from_utf8_lossy(&plugin(cfg.path(), &["verify", census]).stdout).into_owned();
-    assert!(verified.contains("(WIT 0.2.0"), "{verified}");
-    ok(
-        cfg.path(),
-        &["add", census, "--grant", "catalog-read,index-read"],
-    );
+    install(cfg.path(), CENSUS, "0.2.0", "catalog-read,index-read");
 
     let s = Scryer::with_config_dir(cfg.path()).await;
     let work = tempfile::tempdir().unwrap();
@@ -168,12 +162,7 @@ async fn a_router_built_against_wit_0_2_still_loads_and_answers() {
 #[tokio::test]
 async fn a_router_built_against_wit_0_3_still_loads_and_answers_with_host_notes_and_freshness() {
     let cfg = tempfile::tempdir().unwrap();
-    let names = component(NAMES);
-    let names = names.to_str().unwrap();
-    let verified =
-        String::from_utf8_lossy(&plugin(cfg.path(), &["verify", names]).stdout).into_owned();
-    assert!(verified.contains("(WIT 0.3.0"), "{verified}");
-    ok(cfg.path(), &["add", names, "--grant", "index-read"]);
+    install(cfg.path(), NAMES, "0.3.0", "index-read");
 
     let s = Scryer::with_config_dir(cfg.path()).await;
     let work = tempfile::tempdir().unwrap();
@@ -217,12 +206,7 @@ async fn a_router_built_against_wit_0_3_still_loads_and_answers_with_host_notes_
 #[tokio::test]
 async fn a_router_built_against_wit_0_4_still_loads_and_answers_through_its_0_4_reads() {
     let cfg = tempfile::tempdir().unwrap();
-    let precision = component(PRECISION);
-    let precision = precision.to_str().unwrap();
-    let verified =
-        String::from_utf8_lossy(&plugin(cfg.path(), &["verify", precision]).stdout).into_owned();
-    assert!(verified.contains("(WIT 0.4.0"), "{verified}");
-    ok(cfg.path(), &["add", precision, "--grant", "index-read"]);
+    install(cfg.path(), PRECISION, "0.4.0", "index-read");
 
     let s = Scryer::with_config_dir(cfg.path()).await;
     let work = tempfile::tempdir().unwrap();
