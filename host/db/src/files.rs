@@ -215,8 +215,7 @@ impl Db {
     ) -> Result<()> {
         // The project's records of names defined thousands of times go first: they are
         // written again only at the end of a full run (`dense`).
-        conn.execute(crate::dense::DROP_RECORDS, (project_id,))
-            .await?;
+        crate::dense::drop_records(conn, project_id).await?;
         let stored = Self::remove_and_find(conn, project_id, writes, removed).await?;
         let mut ins_file = conn
             .prepare(

@@ -266,20 +266,14 @@ impl Db {
     pub async fn delete_project(&self, project_id: i64) -> Result<()> {
         let conn = self.connect().await?;
         in_transaction(&conn, async |conn| {
-            for table in [
-                "edge",
-                "ref_site",
-                "ref_scope",
-                "symbol",
-                "definition_record",
-                "source_file",
-            ] {
+            for table in ["edge", "ref_site", "ref_scope", "symbol", "source_file"] {
                 conn.execute(
                     &format!("DELETE FROM {table} WHERE project_id = ?1"),
                     (project_id,),
                 )
                 .await?;
             }
+            crate::dense::drop_records(conn, project_id).await?;
             for stmt in deletions_for_project() {
                 conn.execute(stmt, (project_id,)).await?;
             }

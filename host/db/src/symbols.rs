@@ -262,6 +262,9 @@ impl Db {
     /// [`Db::call_edges_in_files`]). Read off the index alone (see
     /// `ref_site_by_name_file_kind`): on the 7.17M-line monorepo, `new`'s 102,528 rows in
     /// 8,244 files take 12 ms, against 250 ms for the rows.
+    ///
+    /// A name defined thousands of times has them in a record, in path order
+    /// ([`Db::dense_uses`]).
     pub async fn uses_per_file(&self, project_id: i64, name: &str) -> Result<Vec<NameUses>> {
         let conn = self.reader().await?;
         // Grouped in the query: 9,070 (file, kind) rows for `new` instead of 102,528 rows
