@@ -8,7 +8,8 @@ use super::Indexer;
 /// A digest of what `indexer` reads in the project at `root`: the language's source
 /// files (`files`: path and content hash as the tree-sitter index holds them, in any
 /// order), the root files it reads besides them ([`super::PreciseLanguage::root_inputs`]:
-/// present or not, size and modification time), and the indexer's command and version.
+/// present or not, size and modification time), the indexer's command and version, and
+/// how this build stores a run ([`scryer_db::PRECISE_STORE_LAYOUT`]).
 ///
 /// Sources by their stored hashes, not read again: the index is what the precise data is
 /// checked against (a file whose hash moved reads as edited since the run), and reading
@@ -24,6 +25,9 @@ pub fn inputs_digest<'a>(
         h.update(&(bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     };
+    // How this build stores a run: a run an earlier build stored is not the run this
+    // one would store.
+    field(&scryer_db::PRECISE_STORE_LAYOUT.to_le_bytes());
     field(indexer.language.name().as_bytes());
     field(indexer.version.as_bytes());
     for part in &indexer.command {

@@ -206,17 +206,32 @@ impl HeldCache {
         if let Some(h) = self.kept(project_id, generation) {
             return Ok(h);
         }
+        let started = std::time::Instant::now();
         let symbols = Symbols::new(db.precise_symbols(project_id).await?);
+        let symbols_us = started.elapsed().as_micros() as u64;
         let files: Vec<i64> = db
             .precise_files(project_id)
             .await?
             .values()
             .map(|f| f.id)
             .collect();
-        let occurrences = db
+        let files_us = started.elapsed().as_micros() as u64;
+        let hits = db
             .precise_occurrences_in(&files, super::limits::OCCURRENCES_HELD)
-            .await?
-            .and_then(Occurrences::new);
+            .await?;
+        let read_us = started.elapsed().as_micros() as u64;
+        let occurrences = hits.and_then(Occurrences::new);
+        tracing::debug!(
+            target: "scryer::call_time",
+            project_id,
+            symbols = symbols.rows().len(),
+            occurrences = occurrences.as_ref().map_or(0, Occurrences::len),
+            symbols_us,
+            files_us,
+            read_us,
+            held_us = started.elapsed().as_micros() as u64,
+            "precise data held"
+        );
         let held = Arc::new(Held::new(symbols, occurrences));
         self.at
             .lock()
