@@ -7,7 +7,9 @@
 //! - [`inputs`]: what one run reads, as a digest, so a run over the same inputs is not
 //!   made again (ADR 0055);
 //! - [`scip_read`]: the SCIP file read one document at a time (the `scip` crate's types
-//!   over protobuf's stream reader), so an index is never held whole in memory.
+//!   over protobuf's stream reader), so an index is never held whole in memory;
+//! - [`symbol`]: SCIP symbol strings parsed into the `scip` crate's types, without its
+//!   parser's cost.
 //!
 //! What is stored and how it is invalidated is ADR 0018.
 
@@ -15,6 +17,7 @@ pub mod indexers;
 pub mod inputs;
 pub mod run;
 pub mod scip_read;
+pub mod symbol;
 
 pub use indexers::{Detection, Indexer, PreciseLanguage, detect};
 pub use inputs::inputs_digest;

@@ -122,7 +122,7 @@ fn document(d: Document) -> ScipDocument {
 /// The name a SCIP symbol's last descriptor gives it (`spawn` in
 /// `rust-analyzer cargo tokio 1.0 runtime/Runtime#spawn().`), when it parses.
 pub fn symbol_name(symbol: &str) -> Option<String> {
-    let parsed = scip::symbol::parse_symbol(symbol).ok()?;
+    let parsed = super::symbol::parse_symbol(symbol)?;
     parsed.descriptors.last().map(|d| d.name.clone())
 }
 

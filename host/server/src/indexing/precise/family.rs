@@ -231,7 +231,7 @@ impl Parsed {
         if !symbol.starts_with("rust-analyzer ") {
             return None;
         }
-        let parsed = scip::symbol::parse_symbol(symbol).ok()?;
+        let parsed = scryer_engine::precise::symbol::parse_symbol(symbol)?;
         let package: Vec<&str> = symbol.splitn(5, ' ').take(4).collect();
         Some(Parsed {
             package: package.join(" "),
