@@ -57,6 +57,9 @@ pub struct ProjectManager {
     /// Counts per project at an index generation: counting a large project's rows costs
     /// milliseconds, and routers ask for them on every call.
     facts: std::sync::Mutex<HashMap<i64, (u64, Facts)>>,
+    /// Held while `facts` or `paths` is read (see [`kept`]).
+    reading_facts: tokio::sync::Mutex<()>,
+    reading_paths: tokio::sync::Mutex<()>,
     /// (size, mtime) of files whose content matched the index when an index run read them
     /// or a refresh last checked them.
     stamps: std::sync::Mutex<HashMap<(i64, String), FileStamp>>,
@@ -141,17 +144,29 @@ struct ReadPoint {
 }
 
 /// `map`'s value for the project at `at`, else `read`'s answer (kept unless a run writes).
+///
+/// One read at a time per map (`reading`): a call that finds the value being read (a
+/// session's opening reads the project's paths while its first call asks for them) waits
+/// for that read instead of making the same one beside it.
 async fn kept<V: Clone>(
     map: &std::sync::Mutex<HashMap<i64, (u64, V)>>,
+    reading: &tokio::sync::Mutex<()>,
     at: ReadPoint,
     read: impl Future<Output = Result<V>>,
 ) -> Result<V> {
     let lock = || map.lock().unwrap_or_else(|p| p.into_inner());
-    if !at.writing
-        && let Some((g, v)) = lock().get(&at.project_id)
-        && *g == at.generation
-    {
-        return Ok(v.clone());
+    let held = || {
+        lock()
+            .get(&at.project_id)
+            .filter(|(g, _)| !at.writing && *g == at.generation)
+            .map(|(_, v)| v.clone())
+    };
+    if let Some(v) = held() {
+        return Ok(v);
+    }
+    let _one = reading.lock().await;
+    if let Some(v) = held() {
+        return Ok(v);
     }
     let fresh = read.await?;
     if !at.writing {
@@ -323,6 +338,8 @@ impl ProjectManager {
             writers: Mutex::new(HashMap::new()),
             generations: std::sync::Mutex::new(HashMap::new()),
             facts: std::sync::Mutex::new(HashMap::new()),
+            reading_facts: tokio::sync::Mutex::new(()),
+            reading_paths: tokio::sync::Mutex::new(()),
             stamps: std::sync::Mutex::new(HashMap::new()),
             usages: std::sync::Mutex::new(NameCache::default()),
             definitions: std::sync::Mutex::new(NameCache::default()),
@@ -413,7 +430,13 @@ impl ProjectManager {
     /// The project's counts: routers ask for them on every call.
     pub async fn facts(&self, project_id: i64) -> Result<Facts> {
         let at = self.read_point(project_id).await;
-        kept(&self.facts, at, self.db.facts(project_id)).await
+        kept(
+            &self.facts,
+            &self.reading_facts,
+            at,
+            self.db.facts(project_id),
+        )
+        .await
     }
 
     /// Every usage site of `name` in the project, ordered by file then line.
@@ -679,7 +702,7 @@ impl ProjectManager {
 
     /// The project's file paths by id.
     async fn file_paths(&self, at: ReadPoint) -> Result<Arc<HashMap<i64, String>>> {
-        kept(&self.paths, at, async {
+        kept(&self.paths, &self.reading_paths, at, async {
             Ok(Arc::new(self.db.file_paths(at.project_id).await?))
         })
         .await
