@@ -78,6 +78,24 @@ fn uses_entry(u: &NameUses) -> UsesEntry {
     (u.file_id, u.rows, u.calls, u.kinds)
 }
 
+/// Writes `name`'s usages per file as one record, in path order.
+async fn write_uses(
+    conn: &turso::Connection,
+    project_id: i64,
+    name: &str,
+    mut uses: Vec<NameUses>,
+    paths: &std::collections::HashMap<i64, String>,
+) -> Result<()> {
+    uses.sort_by(|a, b| paths.get(&a.file_id).cmp(&paths.get(&b.file_id)));
+    let uses: Vec<UsesEntry> = uses.iter().map(uses_entry).collect();
+    conn.execute(
+        "INSERT INTO uses_record (project_id, name, uses) VALUES (?1, ?2, ?3)",
+        (project_id, name, turso::Value::Blob(encode(&uses)?)),
+    )
+    .await?;
+    Ok(())
+}
+
 fn name_uses((file_id, rows, calls, kinds): UsesEntry) -> NameUses {
     NameUses {
         file_id,
@@ -91,6 +109,12 @@ fn name_uses((file_id, rows, calls, kinds): UsesEntry) -> NameUses {
 /// `default` and a few more have thousands; a name with fewer is read row by row in a few
 /// milliseconds.
 pub const DENSE_MIN_DEFINITIONS: usize = 1_000;
+
+/// Usage rows a name needs for a record of its usages per file without a definitions
+/// record: a call about a name with more is handed a window of them (the host's
+/// `USAGE_WINDOW_ROWS`), and counts them first. `into` on the monorepo has 17,078 and 61
+/// definitions.
+pub const USES_RECORD_MIN_ROWS: usize = 10_000;
 
 /// Drops a project's records: every write of its files does, first.
 pub(crate) async fn drop_records(conn: &turso::Connection, project_id: i64) -> Result<()> {
@@ -106,9 +130,16 @@ pub(crate) async fn drop_records(conn: &turso::Connection, project_id: i64) -> R
 
 impl Db {
     /// Writes the records of project `project_id`'s names with at least `min`
-    /// definitions (their definitions, and their usages per file), replacing all its
-    /// records, in one transaction. Returns how many names have them.
-    pub async fn write_dense_definitions(&self, project_id: i64, min: usize) -> Result<usize> {
+    /// definitions (their definitions, and their usages per file), and the usages per
+    /// file of those of `used` with at least [`USES_RECORD_MIN_ROWS`] usage rows,
+    /// replacing all its records, in one transaction. Returns how many names have a
+    /// record.
+    pub async fn write_dense_definitions(
+        &self,
+        project_id: i64,
+        min: usize,
+        used: &[String],
+    ) -> Result<usize> {
         let conn = self.connect().await?;
         // Taking the write lock first: no file of the project changes between the rows
         // read here and the records written.
@@ -135,18 +166,36 @@ impl Db {
                     (project_id, name.as_str(), turso::Value::Blob(encode(&defs)?)),
                 )
                 .await?;
-                let mut uses = self.uses_per_file(project_id, name).await?;
-                uses.sort_by(|a, b| paths.get(&a.file_id).cmp(&paths.get(&b.file_id)));
-                let uses: Vec<UsesEntry> = uses.iter().map(uses_entry).collect();
-                conn.execute(
-                    "INSERT INTO uses_record (project_id, name, uses) VALUES (?1, ?2, ?3)",
-                    (project_id, name.as_str(), turso::Value::Blob(encode(&uses)?)),
-                )
-                .await?;
+                let uses = self.uses_per_file(project_id, name).await?;
+                write_uses(conn, project_id, name, uses, &paths).await?;
             }
-            Ok(names.len())
+            let mut recorded = names.len();
+            for name in used.iter().filter(|n| !names.contains(n)) {
+                let uses = self.uses_per_file(project_id, name).await?;
+                if uses.iter().map(|u| u.rows as usize).sum::<usize>() >= USES_RECORD_MIN_ROWS {
+                    write_uses(conn, project_id, name, uses, &paths).await?;
+                    recorded += 1;
+                }
+            }
+            Ok(recorded)
         })
         .await
+    }
+
+    /// The names project `project_id` keeps a record of usages for.
+    pub async fn uses_record_names(&self, project_id: i64) -> Result<Vec<String>> {
+        let conn = self.reader().await?;
+        let mut rows = conn
+            .query_cached(
+                "SELECT name FROM uses_record WHERE project_id = ?1",
+                (project_id,),
+            )
+            .await?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await? {
+            out.extend(text(col(&row, 0)?));
+        }
+        Ok(out)
     }
 
     /// Whether project `project_id` has its records as this build writes them: a
@@ -297,7 +346,7 @@ mod tests {
         );
 
         assert!(!db.has_dense_definitions(p.id).await.unwrap());
-        assert_eq!(db.write_dense_definitions(p.id, 4).await.unwrap(), 1);
+        assert_eq!(db.write_dense_definitions(p.id, 4, &[]).await.unwrap(), 1);
         assert_eq!(
             records(&db).await,
             (1, 1),
@@ -325,7 +374,7 @@ mod tests {
         let conn = db.connect().await.unwrap();
         conn.execute("DELETE FROM uses_record", ()).await.unwrap();
         assert!(!db.has_dense_definitions(p.id).await.unwrap());
-        assert_eq!(db.write_dense_definitions(p.id, 4).await.unwrap(), 1);
+        assert_eq!(db.write_dense_definitions(p.id, 4, &[]).await.unwrap(), 1);
         assert_eq!(records(&db).await, (1, 1));
 
         // A record that does not read is passed over: another layout's, one cut short,
@@ -372,7 +421,7 @@ mod tests {
         );
 
         // Written again, then a file removed: dropped again.
-        assert_eq!(db.write_dense_definitions(p.id, 4).await.unwrap(), 1);
+        assert_eq!(db.write_dense_definitions(p.id, 4, &[]).await.unwrap(), 1);
         assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap(), after);
         db.write_files(p.id, &[], &["b.rs".to_string()])
             .await
@@ -384,7 +433,7 @@ mod tests {
         assert_eq!(uses.iter().map(|u| u.rows).sum::<u32>(), 1, "{uses:?}");
 
         // Deleting the project drops its records with it.
-        assert_eq!(db.write_dense_definitions(p.id, 2).await.unwrap(), 1);
+        assert_eq!(db.write_dense_definitions(p.id, 2, &[]).await.unwrap(), 1);
         assert_eq!(records(&db).await, (1, 1));
         db.delete_project(p.id).await.unwrap();
         assert_eq!(records(&db).await, (0, 0));

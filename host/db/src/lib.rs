@@ -36,7 +36,7 @@ mod test_rows;
 pub use bulk::BULK_LOAD_MIN_FILES;
 pub use damage::{NOTE_SUFFIX, SetAside, kept_aside, seal_clean_exit};
 pub use decisions::*;
-pub use dense::DENSE_MIN_DEFINITIONS;
+pub use dense::{DENSE_MIN_DEFINITIONS, USES_RECORD_MIN_ROWS};
 pub use deps::*;
 pub use edges::*;
 pub use file_rows::keys_of_file;

@@ -60,6 +60,9 @@ pub struct IndexReport {
     pub stamps: Vec<(String, FileStamp)>,
     /// What the run found but did not index.
     pub skipped: Skipped,
+    /// Names used at least [`scryer_db::USES_RECORD_MIN_ROWS`] times in the files this
+    /// run parsed: candidates for a record of their usages per file (ADR 0057).
+    pub many_usages: Vec<String>,
 }
 
 /// Paths a run or refresh found and left out of the index, for the index facts.
@@ -484,12 +487,15 @@ pub async fn index_project_as(
 ) -> Result<IndexReport> {
     let started = Instant::now();
     let root = PathBuf::from(&project.root);
+    // The names whose usages have a record now: the run's first write drops the
+    // records, and the run's end writes them again (with the names it counted).
+    let recorded = db.uses_record_names(project.id).await.unwrap_or_default();
     db.start_index_run(project.id).await?;
     let result = run(db, project, &root, progress, extent).await;
     if let Ok(report) = &result
         && extent == Extent::Full
     {
-        write_dense_definitions(db, project, report).await;
+        write_dense_definitions(db, project, report, recorded).await;
     }
     let elapsed_ms = started.elapsed().as_millis() as u64;
     match result {
@@ -513,14 +519,27 @@ pub async fn index_project_as(
 /// They only make reads faster: a failure is logged, and those names are read row by row.
 /// A run that wrote nothing leaves records that are there as they are: no write dropped
 /// them, so they still hold the rows (the monorepo's took 398 ms to write).
-async fn write_dense_definitions(db: &Db, project: &ProjectRow, report: &IndexReport) {
+///
+/// Besides the names defined thousands of times, the names used at least
+/// [`scryer_db::USES_RECORD_MIN_ROWS`] times get a record of their usages: those counted in
+/// the files this run wrote, and those that had one before it (their usages may be in
+/// files this run did not parse).
+async fn write_dense_definitions(
+    db: &Db,
+    project: &ProjectRow,
+    report: &IndexReport,
+    mut recorded: Vec<String>,
+) {
     let wrote = report.files_parsed > 0 || report.files_removed > 0;
     if !wrote && db.has_dense_definitions(project.id).await.unwrap_or(false) {
         return;
     }
     let started = Instant::now();
+    recorded.extend(report.many_usages.iter().cloned());
+    recorded.sort();
+    recorded.dedup();
     match db
-        .write_dense_definitions(project.id, scryer_db::DENSE_MIN_DEFINITIONS)
+        .write_dense_definitions(project.id, scryer_db::DENSE_MIN_DEFINITIONS, &recorded)
         .await
     {
         Ok(names) => tracing::info!(
@@ -703,10 +722,21 @@ async fn write_parsed(
     report: &mut IndexReport,
 ) -> Result<()> {
     let mut first_write = true;
+    // Each name's usages in the files this run writes: the names used often enough for a
+    // usage record are chosen from it, without reading the name index back.
+    let mut tally: HashMap<String, u32> = HashMap::new();
     loop {
         let writes = commits.next(parsed).await;
         if writes.is_empty() {
             break;
+        }
+        for r in writes.iter().flat_map(|w| &w.references) {
+            match tally.get_mut(r.name.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    tally.insert(r.name.clone(), 1);
+                }
+            }
         }
         report.files_parsed += writes.len();
         report.parse_failures += writes.iter().filter(|w| w.parse_errors).count();
@@ -719,6 +749,12 @@ async fn write_parsed(
         db.write_files(project_id, &writes, gone).await?;
         first_write = false;
     }
+    report.many_usages = tally
+        .into_iter()
+        .filter(|(_, n)| *n as usize >= scryer_db::USES_RECORD_MIN_ROWS)
+        .map(|(name, _)| name)
+        .collect();
+    report.many_usages.sort();
     Ok(())
 }
 
