@@ -44,38 +44,13 @@ pub(crate) const SCHEMA: &[&str] = &[
 /// and with the project.
 pub(crate) const RECORD_TABLES: &[&str] = &["definition_record", "uses_record"];
 
-/// The layout of a record: [`SymbolRow`]'s fields in order. postcard does not name
-/// fields, so a record of another layout could decode into wrong values; each record
-/// starts with this number and one of another is passed over. Change it with the fields
-/// (`the_record_layout_is_symbol_rows_fields` fails until it is).
+/// The layout of both records: [`SymbolRow`]'s fields in order, and [`NameUses`]'s
+/// (`crate::record`). Change it with the fields (`the_record_layout_is_the_rows_fields`
+/// fails until it is).
 const RECORD_LAYOUT: u32 = 1;
 
-/// A record's bytes: the layout, then the rows.
 fn encode<T: serde::Serialize>(rows: &[T]) -> Result<Vec<u8>> {
-    Ok(postcard::to_allocvec(&(RECORD_LAYOUT, rows))?)
-}
-
-/// The rows of a record, or why it does not read: another layout, or bytes that are not
-/// a whole record of this one.
-fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<Vec<T>, String> {
-    let (layout, rest): (u32, &[u8]) =
-        postcard::take_from_bytes(bytes).map_err(|e| e.to_string())?;
-    if layout != RECORD_LAYOUT {
-        return Err(format!("layout {layout}, this build reads {RECORD_LAYOUT}"));
-    }
-    match postcard::take_from_bytes::<Vec<T>>(rest) {
-        Ok((rows, [])) => Ok(rows),
-        Ok((_, left)) => Err(format!("{} bytes after the rows", left.len())),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// A file's share of a name's usages as a record keeps it: file id, rows, calls, kind
-/// bits ([`NameUses`]'s fields, in the order the layout test names).
-type UsesEntry = (i64, u32, u32, u64);
-
-fn uses_entry(u: &NameUses) -> UsesEntry {
-    (u.file_id, u.rows, u.calls, u.kinds)
+    crate::record::encode(RECORD_LAYOUT, rows)
 }
 
 /// Writes `name`'s usages per file as one record, in path order.
@@ -87,22 +62,12 @@ async fn write_uses(
     paths: &std::collections::HashMap<i64, String>,
 ) -> Result<()> {
     uses.sort_by(|a, b| paths.get(&a.file_id).cmp(&paths.get(&b.file_id)));
-    let uses: Vec<UsesEntry> = uses.iter().map(uses_entry).collect();
     conn.execute(
         "INSERT INTO uses_record (project_id, name, uses) VALUES (?1, ?2, ?3)",
         (project_id, name, turso::Value::Blob(encode(&uses)?)),
     )
     .await?;
     Ok(())
-}
-
-fn name_uses((file_id, rows, calls, kinds): UsesEntry) -> NameUses {
-    NameUses {
-        file_id,
-        rows,
-        calls,
-        kinds,
-    }
 }
 
 /// Definitions a name needs for a record. On the monorepo, `new`, `fmt`, `from`,
@@ -201,7 +166,7 @@ impl Db {
     /// Whether project `project_id` has its records as this build writes them: a
     /// database written before the uses records has definition records alone, and its
     /// next full run writes both.
-    pub async fn has_dense_definitions(&self, project_id: i64) -> Result<bool> {
+    pub async fn has_records(&self, project_id: i64) -> Result<bool> {
         let conn = self.reader().await?;
         let mut rows = conn
             .query_cached(
@@ -232,14 +197,12 @@ impl Db {
     /// (a reader needs no path to order them), if it has one that reads (as
     /// [`Db::dense_definitions`]). `None`: ask [`Db::uses_per_file`].
     pub async fn dense_uses(&self, project_id: i64, name: &str) -> Result<Option<Vec<NameUses>>> {
-        let entries: Option<Vec<UsesEntry>> = self
-            .record(
-                "SELECT uses FROM uses_record WHERE project_id = ?1 AND name = ?2",
-                project_id,
-                name,
-            )
-            .await?;
-        Ok(entries.map(|e| e.into_iter().map(name_uses).collect()))
+        self.record(
+            "SELECT uses FROM uses_record WHERE project_id = ?1 AND name = ?2",
+            project_id,
+            name,
+        )
+        .await
     }
 
     /// One record, read by `sql` (`?1` project, `?2` name); `None` when there is none or
@@ -256,7 +219,7 @@ impl Db {
             return Ok(None);
         };
         let decoded = match col(&row, 0)? {
-            turso::Value::Blob(bytes) => decode(&bytes),
+            turso::Value::Blob(bytes) => crate::record::decode(RECORD_LAYOUT, &bytes),
             _ => Err("not a binary record".to_string()),
         };
         match decoded {
@@ -299,11 +262,21 @@ mod tests {
     /// A record names no fields: its layout number goes with [`SymbolRow`]'s fields, in
     /// their order.
     #[test]
-    fn the_record_layout_is_symbol_rows_fields() {
-        let fields = serde_json::to_string(&sym("new", 1)).unwrap();
+    fn the_record_layout_is_the_rows_fields() {
+        let uses = NameUses {
+            file_id: 1,
+            rows: 2,
+            calls: 3,
+            kinds: 4,
+        };
+        let fields = format!(
+            "{} {}",
+            serde_json::to_string(&sym("new", 1)).unwrap(),
+            serde_json::to_string(&uses).unwrap()
+        );
         let by_layout = [(
             1,
-            r#"{"name":"new","kind":"function","qualified_name":"demo::new","owner":null,"signature":"fn new()","docstring":null,"start_line":1,"end_line":3,"name_line":1,"name_column":4,"file_path":""}"#,
+            r#"{"name":"new","kind":"function","qualified_name":"demo::new","owner":null,"signature":"fn new()","docstring":null,"start_line":1,"end_line":3,"name_line":1,"name_column":4,"file_path":""} {"file_id":1,"rows":2,"calls":3,"kinds":4}"#,
         )];
         assert_eq!(
             by_layout
@@ -311,7 +284,7 @@ mod tests {
                 .find(|(layout, _)| *layout == RECORD_LAYOUT)
                 .map(|(_, f)| *f),
             Some(fields.as_str()),
-            "SymbolRow's fields changed: give RECORD_LAYOUT a new number and its fields here"
+            "SymbolRow's or NameUses's fields changed: give RECORD_LAYOUT a new number and its fields here"
         );
     }
 
@@ -345,14 +318,14 @@ mod tests {
             "{uses_by_rows:?}"
         );
 
-        assert!(!db.has_dense_definitions(p.id).await.unwrap());
+        assert!(!db.has_records(p.id).await.unwrap());
         assert_eq!(db.write_dense_definitions(p.id, 4, &[]).await.unwrap(), 1);
         assert_eq!(
             records(&db).await,
             (1, 1),
             "only `new` has four definitions"
         );
-        assert!(db.has_dense_definitions(p.id).await.unwrap());
+        assert!(db.has_records(p.id).await.unwrap());
         let kept = db.dense_definitions(p.id, "new").await.unwrap();
         assert_eq!(kept.as_ref(), Some(&by_rows));
         assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap(), by_rows);
@@ -373,14 +346,14 @@ mod tests {
         // are not as this build writes them, so the next full run writes them again.
         let conn = db.connect().await.unwrap();
         conn.execute("DELETE FROM uses_record", ()).await.unwrap();
-        assert!(!db.has_dense_definitions(p.id).await.unwrap());
+        assert!(!db.has_records(p.id).await.unwrap());
         assert_eq!(db.write_dense_definitions(p.id, 4, &[]).await.unwrap(), 1);
         assert_eq!(records(&db).await, (1, 1));
 
         // A record that does not read is passed over: another layout's, one cut short,
         // one with bytes left over, one that is not bytes.
         let good = encode(&by_rows).unwrap();
-        let other_layout = postcard::to_allocvec(&(RECORD_LAYOUT + 1, &by_rows)).unwrap();
+        let other_layout = crate::record::encode(RECORD_LAYOUT + 1, &by_rows).unwrap();
         let mut longer = good.clone();
         longer.push(0);
         for bad in [
@@ -411,7 +384,7 @@ mod tests {
         let edited = write("a.rs", "a2", vec![sym("new", 5)], Vec::new());
         db.write_files(p.id, &[edited], &[]).await.unwrap();
         assert_eq!(records(&db).await, (0, 0));
-        assert!(!db.has_dense_definitions(p.id).await.unwrap());
+        assert!(!db.has_records(p.id).await.unwrap());
         let after = db.symbols_by_name(p.id, "new").await.unwrap();
         assert_eq!(after.len(), 7, "{after:?}");
         assert!(

@@ -22,6 +22,7 @@ mod file_rows;
 mod files;
 mod precise;
 mod projects;
+mod record;
 mod ref_kinds;
 mod row_diff;
 mod schema;

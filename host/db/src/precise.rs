@@ -468,28 +468,17 @@ impl Db {
     }
 }
 
-/// The layout of a `precise_packed` record: a number, then (symbol id, line, column,
-/// roles) per occurrence in id order, as postcard writes them. A record of another
-/// layout is not read (the file's rows are).
+/// The layout of a `precise_packed` record (`crate::record`): (symbol id, line, column,
+/// roles) per occurrence in id order. A record of another layout is not read (the file's
+/// rows are).
 const PACKED_LAYOUT: u32 = 1;
 
 type PackedHit = (i64, u32, u32, i32);
 
-fn pack(hits: &[PackedHit]) -> Result<Vec<u8>> {
-    Ok(postcard::to_allocvec(&(PACKED_LAYOUT, hits))?)
-}
-
 /// A file's occurrences from its record (`symbol` left empty), or `None` when the
 /// record is of another layout or not whole.
 fn unpack(file_id: i64, bytes: &[u8]) -> Option<Vec<PreciseHit>> {
-    let (layout, rest): (u32, &[u8]) = postcard::take_from_bytes(bytes).ok()?;
-    if layout != PACKED_LAYOUT {
-        return None;
-    }
-    let (hits, left): (Vec<PackedHit>, &[u8]) = postcard::take_from_bytes(rest).ok()?;
-    if !left.is_empty() {
-        return None;
-    }
+    let hits: Vec<PackedHit> = crate::record::decode(PACKED_LAYOUT, bytes).ok()?;
     Some(
         hits.into_iter()
             .map(|(symbol_id, line, column, roles)| PreciseHit {
@@ -677,7 +666,7 @@ impl PreciseWriter {
                 file_id,
                 self.project_id,
                 self.language.as_str(),
-                Value::Blob(pack(&packed)?),
+                Value::Blob(crate::record::encode(PACKED_LAYOUT, &packed)?),
             ),
         )
         .await?;
@@ -889,8 +878,7 @@ mod tests {
         conn.execute("DELETE FROM precise_packed WHERE file_id = ?1", (b,))
             .await
             .unwrap();
-        let other =
-            postcard::to_allocvec(&(PACKED_LAYOUT + 1, [(1i64, 3u32, 8u32, 1i32)])).unwrap();
+        let other = crate::record::encode(PACKED_LAYOUT + 1, &[(1i64, 3u32, 8u32, 1i32)]).unwrap();
         conn.execute(
             "UPDATE precise_packed SET hits = ?1 WHERE file_id = ?2",
             (Value::Blob(other), a.id),

@@ -337,8 +337,9 @@ impl Db {
     }
 }
 
-/// One file's share of a name's usage rows ([`Db::uses_per_file`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One file's share of a name's usage rows ([`Db::uses_per_file`]). Kept in records
+/// field by field (`dense.rs`: change the record layout with the fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NameUses {
     pub file_id: i64,
     /// Usage rows of the name in the file.

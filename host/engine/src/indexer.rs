@@ -531,7 +531,7 @@ async fn write_dense_definitions(
     mut recorded: Vec<String>,
 ) {
     let wrote = report.files_parsed > 0 || report.files_removed > 0;
-    if !wrote && db.has_dense_definitions(project.id).await.unwrap_or(false) {
+    if !wrote && db.has_records(project.id).await.unwrap_or(false) {
         return;
     }
     let started = Instant::now();

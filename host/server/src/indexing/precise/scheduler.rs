@@ -182,7 +182,7 @@ async fn prime(service: &Arc<PreciseService>, project: &ProjectRow) {
     .await;
     match held {
         Ok(Ok(symbols)) => tracing::debug!(project = %project.slug, symbols,
-            ms = started.elapsed().as_millis() as u64, "precise data held"),
+            ms = started.elapsed().as_millis() as u64, "precise data primed"),
         Ok(Err(e)) => {
             tracing::warn!(project = %project.slug, error = %format!("{e:#}"), "precise: holding the data failed")
         }
