@@ -14,6 +14,7 @@
 use anyhow::Result;
 use turso::{Row, Value};
 
+use crate::file_spans::FileSpans;
 use crate::{Db, col, int, ref_kinds, text};
 
 /// This area's tables, applied at open after the core schema.
@@ -68,11 +69,14 @@ const CALLER_FILTER: &str = "r.scope_id = ?2";
 /// with what makes them edges: name, kind, qualifier, enclosing symbol, line, column,
 /// file path and language. Its `kind` condition implies `ref_site_calls_by_caller`'s,
 /// so the planner can read that index.
+/// The column of [`call_references_sql`]'s rows holding the file id.
+const CALL_FILE_ID_COLUMN: usize = 8;
+
 fn call_references_sql(filter: &str) -> String {
     let kinds = ref_kinds::CALLS_SQL;
     format!(
         "SELECT r.name, r.kind, r.qualifier, s.qualified_name, r.line, r.col, f.path, \
-         f.language FROM ref_site r JOIN source_file f ON f.id = r.file_id \
+         f.language, r.file_id FROM ref_site r JOIN source_file f ON f.id = r.file_id \
          LEFT JOIN ref_scope s ON s.id = r.scope_id WHERE r.project_id = ?1 AND {filter} AND r.kind IN ({kinds})"
     )
 }
@@ -215,26 +219,33 @@ impl Db {
         Ok(out)
     }
 
-    /// The call references to the bare name `to_name` in the files `file_ids`, made edges
+    /// The call references to the bare name `to_name` in the files `files`, made edges
     /// by `rule`, unordered: with the stored edges of those files, a window of a common
     /// name's edges read without the rest (`uses_per_file` counts each file's calls).
-    /// One index seek per file.
+    /// One index range scan per span of files.
     pub async fn call_edges_in_files(
         &self,
         project_id: i64,
         to_name: &str,
-        file_ids: &[i64],
+        files: &FileSpans,
         rule: CallEdgeRule,
     ) -> Result<Vec<EdgeRow>> {
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
         let conn = self.reader().await?;
         let mut stmt = conn
-            .prepare(&call_references_sql("r.name = ?2 AND r.file_id = ?3"))
+            .prepare(&call_references_sql(
+                "r.name = ?2 AND r.file_id >= ?3 AND r.file_id <= ?4",
+            ))
             .await?;
         let mut out = Vec::new();
-        for &file_id in file_ids {
-            let mut rows = stmt.query((project_id, to_name, file_id)).await?;
+        for &(first, last) in files.spans() {
+            let mut rows = stmt.query((project_id, to_name, first, last)).await?;
             while let Some(row) = rows.next().await? {
-                out.push(call_edge_from(&row, rule)?);
+                if files.keeps(int(col(&row, CALL_FILE_ID_COLUMN)?).unwrap_or(0)) {
+                    out.push(call_edge_from(&row, rule)?);
+                }
             }
             drop(rows);
             stmt.reset()?;

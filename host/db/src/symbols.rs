@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 
+use crate::file_spans::FileSpans;
 use crate::split_read::SplitRead;
 use crate::{Db, col, file_rows, int, ref_kinds, text};
 
@@ -203,16 +204,16 @@ impl Db {
         Ok(out)
     }
 
-    /// `name`'s usage rows in the files `file_ids`, ordered by file then line: a window
+    /// `name`'s usage rows in the files `files`, ordered by file then line: a window
     /// of a common name's rows read without reading the rest (`uses_per_file` says which
-    /// files hold it). One index seek per file.
+    /// files hold it). One index range scan per span of files.
     pub async fn references_in_files(
         &self,
         project_id: i64,
         name: &str,
-        file_ids: &[i64],
+        files: &FileSpans,
     ) -> Result<Vec<RefRow>> {
-        self.references_in_files_of_kinds(project_id, name, file_ids, None)
+        self.references_in_files_of_kinds(project_id, name, files, None)
             .await
     }
 
@@ -221,10 +222,10 @@ impl Db {
         &self,
         project_id: i64,
         name: &str,
-        file_ids: &[i64],
+        files: &FileSpans,
         kinds: Option<&[String]>,
     ) -> Result<Vec<RefRow>> {
-        if kinds.is_some_and(|k| k.is_empty()) {
+        if kinds.is_some_and(|k| k.is_empty()) || files.is_empty() {
             return Ok(Vec::new());
         }
         let conn = self.reader().await?;
@@ -233,22 +234,22 @@ impl Db {
             .iter()
             .map(|k| ref_kinds::stored(k))
             .collect();
-        let filter = match kinds {
-            Some(_) => {
-                let marks: Vec<String> = (0..stored.len()).map(|i| format!("?{}", i + 4)).collect();
-                format!(" AND r.file_id = ?3 AND r.kind IN ({})", marks.join(", "))
-            }
-            None => " AND r.file_id = ?3".to_string(),
-        };
+        let mut filter = " AND r.file_id >= ?3 AND r.file_id <= ?4".to_string();
+        if kinds.is_some() {
+            let marks: Vec<String> = (0..stored.len()).map(|i| format!("?{}", i + 5)).collect();
+            filter.push_str(&format!(" AND r.kind IN ({})", marks.join(", ")));
+        }
         let mut stmt = conn.prepare(&ref_rows_sql(&filter)).await?;
         let mut out = Vec::new();
-        for &file_id in file_ids {
+        for &(first, last) in files.spans() {
             let mut params: Vec<turso::Value> =
-                vec![project_id.into(), name.into(), file_id.into()];
+                vec![project_id.into(), name.into(), first.into(), last.into()];
             params.extend(stored.iter().cloned());
             let mut rows = stmt.query(params).await?;
             while let Some(row) = rows.next().await? {
-                out.push(ref_from(name, &row)?);
+                if files.keeps(int(col(&row, REF_FILE_ID_COLUMN)?).unwrap_or(0)) {
+                    out.push(ref_from(name, &row)?);
+                }
             }
             drop(rows);
             stmt.reset()?;
@@ -352,9 +353,12 @@ pub struct NameUses {
 }
 
 /// The usage-row query, with `filter` appended to its `WHERE` (`?1` project, `?2` name).
+/// The column of [`ref_rows_sql`]'s rows holding the file id.
+const REF_FILE_ID_COLUMN: usize = 6;
+
 fn ref_rows_sql(filter: &str) -> String {
     format!(
-        "SELECT r.kind, r.line, r.col, r.qualifier, s.qualified_name, f.path \
+        "SELECT r.kind, r.line, r.col, r.qualifier, s.qualified_name, f.path, r.file_id \
          FROM ref_site r JOIN source_file f ON f.id = r.file_id \
          LEFT JOIN ref_scope s ON s.id = r.scope_id WHERE r.project_id = ?1 AND r.name = ?2{filter}"
     )
@@ -494,16 +498,47 @@ mod tests {
             .map(|(id, _)| *id);
         assert_eq!(
             at(&db
-                .references_in_files(p.id, "Shape", &[z.unwrap()])
+                .references_in_files(p.id, "Shape", &FileSpans::each(&[z.unwrap()]))
                 .await
                 .unwrap()),
             at(&all[2..])
         );
         let ids: Vec<i64> = paths.keys().copied().collect();
         assert_eq!(
-            at(&db.references_in_files(p.id, "Shape", &ids).await.unwrap()),
+            at(&db
+                .references_in_files(p.id, "Shape", &FileSpans::each(&ids))
+                .await
+                .unwrap()),
             at(&all)
         );
+        // One span over every file holding the name: the same rows.
+        let holding: Vec<(i64, usize)> = db
+            .uses_per_file(p.id, "Shape")
+            .await
+            .unwrap()
+            .iter()
+            .map(|u| (u.file_id, u.rows as usize))
+            .collect();
+        let one = FileSpans::among(&ids, holding.clone());
+        assert_eq!(one.spans().len(), 1, "{one:?}");
+        assert_eq!(
+            at(&db.references_in_files(p.id, "Shape", &one).await.unwrap()),
+            at(&all)
+        );
+        // A span bridging a file not wanted reads none of its rows.
+        let (first, last) = (
+            holding[0].0.min(holding[1].0),
+            holding[0].0.max(holding[1].0),
+        );
+        let beyond = last + 1_000;
+        let bridged = FileSpans::among(&[first, beyond], [(first, 2), (last, 2)]);
+        assert_eq!(bridged.spans(), [(first, beyond)]);
+        let only_first = db
+            .references_in_files(p.id, "Shape", &bridged)
+            .await
+            .unwrap();
+        assert_eq!(only_first.len(), 2);
+        assert!(only_first.iter().all(|r| r.file_path == paths[&first]));
         assert!(db.uses_per_file(p.id, "Nowhere").await.unwrap().is_empty());
         // Each file's rows of some kinds, counted off the index.
         let mut counted = Vec::new();

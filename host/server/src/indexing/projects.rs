@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
-use scryer_db::{Db, EdgeRow, Facts, NameUses, ProjectRow, RefRow, SymbolRow};
+use scryer_db::{Db, EdgeRow, Facts, FileSpans, NameUses, ProjectRow, RefRow, SymbolRow};
 use scryer_engine::indexer::{self, FileStamp, IndexReport, Progress, RefreshReport, Skipped};
 use tokio::sync::{Mutex, watch};
 
@@ -513,7 +513,9 @@ impl ProjectManager {
                     .filter(|u| u.kinds & wanted != 0)
                     .map(|u| u.file_id)
                     .collect();
-                (files.len().saturating_mul(FEW_FILES_FRACTION) <= uses.len()).then_some(files)
+                (files.len().saturating_mul(FEW_FILES_FRACTION) <= uses.len()).then(|| {
+                    FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)))
+                })
             });
             match few {
                 Some(files) if !kinds.is_empty() => {
@@ -563,8 +565,16 @@ impl ProjectManager {
             take,
             || self.references_of_kinds(project_id, name, kinds),
             |files| async move {
+                // Spans bridge files by all their rows of the name, which only its usage
+                // counts tell; without them, a span per file.
+                let spans = match peek(&self.uses, at, name) {
+                    Some(uses) => {
+                        FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)))
+                    }
+                    None => FileSpans::each(&files),
+                };
                 self.db
-                    .references_in_files_of_kinds(project_id, name, &files, Some(kinds))
+                    .references_in_files_of_kinds(project_id, name, &spans, Some(kinds))
                     .await
             },
         )
@@ -595,7 +605,21 @@ impl ProjectManager {
             uses.iter().map(|u| (u.file_id, u.rows as usize)).collect(),
             take,
             || self.references_to_name(project_id, name),
-            |files| async move { self.db.references_in_files(project_id, name, &files).await },
+            |files| async move {
+                let reading = std::time::Instant::now();
+                let spans =
+                    FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)));
+                let rows = self.db.references_in_files(project_id, name, &spans).await;
+                tracing::debug!(
+                    target: "scryer::call_time",
+                    files = files.len(),
+                    spans = spans.spans().len(),
+                    rows = rows.as_ref().map_or(0, Vec::len),
+                    read_us = reading.elapsed().as_micros() as u64,
+                    "usage window read"
+                );
+                rows
+            },
         )
         .await
     }
@@ -661,9 +685,11 @@ impl ProjectManager {
                     .filter(|(file, _)| files.contains(file))
                     .map(|(_, e)| e.clone())
                     .collect();
+                let spans =
+                    FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)));
                 rows.extend(
                     self.db
-                        .call_edges_in_files(project_id, name, &files, rule)
+                        .call_edges_in_files(project_id, name, &spans, rule)
                         .await?,
                 );
                 scryer_db::sort_edges(&mut rows);
@@ -1446,9 +1472,10 @@ mod tests {
         let wanted = scryer_db::kind_bits(kinds.iter().map(String::as_str));
         assert_eq!(uses.iter().filter(|u| u.kinds & wanted != 0).count(), 3);
         let ids: Vec<i64> = uses.iter().map(|u| u.file_id).collect();
+        let every = FileSpans::each(&ids);
         let no_kinds = pm
             .db()
-            .references_in_files_of_kinds(p.id, "Shape", &ids, Some(&[]));
+            .references_in_files_of_kinds(p.id, "Shape", &every, Some(&[]));
         assert!(no_kinds.await.unwrap().is_empty(), "no kind asked: no rows");
         let through_files = pm.references_of_kinds(p.id, "Shape", &kinds).await.unwrap();
         assert_eq!(rows(&through_files), whole);
