@@ -78,7 +78,7 @@ impl FileSpans {
     }
 
     /// Whether a row read in a span belongs to a wanted file.
-    pub(crate) fn keeps(&self, file_id: i64) -> bool {
+    pub fn keeps(&self, file_id: i64) -> bool {
         self.wanted.contains(&file_id)
     }
 

@@ -679,14 +679,14 @@ impl ProjectManager {
                 })
             },
             |files| async move {
+                let spans =
+                    FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)));
                 // Stored edges first: at one position the extractor's edge comes first.
                 let mut rows: Vec<EdgeRow> = stored
                     .iter()
-                    .filter(|(file, _)| files.contains(file))
+                    .filter(|(file, _)| spans.keeps(*file))
                     .map(|(_, e)| e.clone())
                     .collect();
-                let spans =
-                    FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)));
                 rows.extend(
                     self.db
                         .call_edges_in_files(project_id, name, &spans, rule)
