@@ -199,7 +199,13 @@ pub const IN_USE: &str = "is in use by another scryer process";
 /// Page cache of each connection, in MiB: at most this much of the database is kept in
 /// memory per connection (pages are cached as they are read, so a small project never
 /// fills it). `SCRYER_DB_CACHE_MIB` overrides it (docs/learnings/latency.md).
-pub const DB_CACHE_MIB: i64 = 32;
+///
+/// turso's own default (2,000 pages). It was 32: a new process's first read of thousands
+/// of pages then filled fresh memory, page fault by page fault, where a cache this size
+/// reuses its evicted buffers. `into`'s 10,017-row window on the monorepo read in 30-38
+/// ms against 47-51; the probe's first calls over 100 ms went from 5 / 2 / 1 to 0 / 0 /
+/// 0 per round, and tokio's load was the same (ADR 0060).
+pub const DB_CACHE_MIB: i64 = 8;
 
 /// [`DB_CACHE_MIB`], or `SCRYER_DB_CACHE_MIB` when it is a whole number from 1 to 4096
 /// (anything else is logged and the default used).
@@ -272,9 +278,8 @@ impl Db {
         conn.pragma_update("temp_store", "memory")
             .await
             .context("setting temp_store")?;
-        // turso's own page cache is 2,000 pages (8 MiB) per connection: a query over a
-        // common name's rows in a project larger than that reads pages again and again.
-        // Negative: KiB, as SQLite reads it.
+        // The page cache per connection ([`DB_CACHE_MIB`], which `SCRYER_DB_CACHE_MIB`
+        // overrides). Negative: KiB, as SQLite reads it.
         let cache_kib = cache_mib() * 1024;
         conn.pragma_update("cache_size", -cache_kib)
             .await
