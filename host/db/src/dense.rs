@@ -99,7 +99,7 @@ impl Db {
     /// file of those of `used` with at least [`USES_RECORD_MIN_ROWS`] usage rows,
     /// replacing all its records, in one transaction. Returns how many names have a
     /// record.
-    pub async fn write_dense_definitions(
+    pub async fn write_records(
         &self,
         project_id: i64,
         min: usize,
@@ -319,7 +319,7 @@ mod tests {
         );
 
         assert!(!db.has_records(p.id).await.unwrap());
-        assert_eq!(db.write_dense_definitions(p.id, 4, &[]).await.unwrap(), 1);
+        assert_eq!(db.write_records(p.id, 4, &[]).await.unwrap(), 1);
         assert_eq!(
             records(&db).await,
             (1, 1),
@@ -347,7 +347,7 @@ mod tests {
         let conn = db.connect().await.unwrap();
         conn.execute("DELETE FROM uses_record", ()).await.unwrap();
         assert!(!db.has_records(p.id).await.unwrap());
-        assert_eq!(db.write_dense_definitions(p.id, 4, &[]).await.unwrap(), 1);
+        assert_eq!(db.write_records(p.id, 4, &[]).await.unwrap(), 1);
         assert_eq!(records(&db).await, (1, 1));
 
         // A record that does not read is passed over: another layout's, one cut short,
@@ -394,7 +394,7 @@ mod tests {
         );
 
         // Written again, then a file removed: dropped again.
-        assert_eq!(db.write_dense_definitions(p.id, 4, &[]).await.unwrap(), 1);
+        assert_eq!(db.write_records(p.id, 4, &[]).await.unwrap(), 1);
         assert_eq!(db.symbols_by_name(p.id, "new").await.unwrap(), after);
         db.write_files(p.id, &[], &["b.rs".to_string()])
             .await
@@ -406,7 +406,7 @@ mod tests {
         assert_eq!(uses.iter().map(|u| u.rows).sum::<u32>(), 1, "{uses:?}");
 
         // Deleting the project drops its records with it.
-        assert_eq!(db.write_dense_definitions(p.id, 2, &[]).await.unwrap(), 1);
+        assert_eq!(db.write_records(p.id, 2, &[]).await.unwrap(), 1);
         assert_eq!(records(&db).await, (1, 1));
         db.delete_project(p.id).await.unwrap();
         assert_eq!(records(&db).await, (0, 0));

@@ -13,6 +13,8 @@
 
 use std::collections::HashSet;
 
+use crate::NameUses;
+
 /// A span bridges files not wanted when they hold at most this many of the name's rows
 /// in all: reading a row costs a few microseconds, a statement more than a few rows.
 pub const SPAN_GAP_MAX_ROWS: usize = 4;
@@ -70,6 +72,12 @@ impl FileSpans {
         }
         spans.extend(open);
         FileSpans { spans, wanted }
+    }
+
+    /// The `wanted` files among the files holding a name's usage rows, as its usage
+    /// counts give them ([`FileSpans::among`]).
+    pub fn among_uses(wanted: &[i64], uses: &[NameUses]) -> FileSpans {
+        FileSpans::among(wanted, uses.iter().map(|u| (u.file_id, u.rows as usize)))
     }
 
     /// The inclusive ranges of file ids to scan, in id order.

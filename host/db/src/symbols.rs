@@ -512,14 +512,11 @@ mod tests {
             at(&all)
         );
         // One span over every file holding the name: the same rows.
-        let holding: Vec<(i64, usize)> = db
-            .uses_per_file(p.id, "Shape")
-            .await
-            .unwrap()
-            .iter()
-            .map(|u| (u.file_id, u.rows as usize))
-            .collect();
-        let one = FileSpans::among(&ids, holding.clone());
+        let uses = db.uses_per_file(p.id, "Shape").await.unwrap();
+        let holding: Vec<(i64, usize)> =
+            uses.iter().map(|u| (u.file_id, u.rows as usize)).collect();
+        let one = FileSpans::among_uses(&ids, &uses);
+        assert_eq!(one, FileSpans::among(&ids, holding.clone()));
         assert_eq!(one.spans().len(), 1, "{one:?}");
         assert_eq!(
             at(&db.references_in_files(p.id, "Shape", &one).await.unwrap()),

@@ -513,9 +513,8 @@ impl ProjectManager {
                     .filter(|u| u.kinds & wanted != 0)
                     .map(|u| u.file_id)
                     .collect();
-                (files.len().saturating_mul(FEW_FILES_FRACTION) <= uses.len()).then(|| {
-                    FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)))
-                })
+                (files.len().saturating_mul(FEW_FILES_FRACTION) <= uses.len())
+                    .then(|| FileSpans::among_uses(&files, &uses))
             });
             match few {
                 Some(files) if !kinds.is_empty() => {
@@ -568,9 +567,7 @@ impl ProjectManager {
                 // Spans bridge files by all their rows of the name, which only its usage
                 // counts tell; without them, a span per file.
                 let spans = match peek(&self.uses, at, name) {
-                    Some(uses) => {
-                        FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)))
-                    }
+                    Some(uses) => FileSpans::among_uses(&files, &uses),
                     None => FileSpans::each(&files),
                 };
                 self.db
@@ -607,8 +604,7 @@ impl ProjectManager {
             || self.references_to_name(project_id, name),
             |files| async move {
                 let reading = std::time::Instant::now();
-                let spans =
-                    FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)));
+                let spans = FileSpans::among_uses(&files, &uses);
                 let rows = self.db.references_in_files(project_id, name, &spans).await;
                 tracing::debug!(
                     target: "scryer::call_time",
@@ -679,8 +675,7 @@ impl ProjectManager {
                 })
             },
             |files| async move {
-                let spans =
-                    FileSpans::among(&files, uses.iter().map(|u| (u.file_id, u.rows as usize)));
+                let spans = FileSpans::among_uses(&files, &uses);
                 // Stored edges first: at one position the extractor's edge comes first.
                 let mut rows: Vec<EdgeRow> = stored
                     .iter()
